@@ -1,0 +1,48 @@
+/** auth-service wiring: storage, resolver, handlers, invalidation subscriptions. */
+import { AuthAdminService, AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
+import type { Platform } from "../lib/platform.ts";
+import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
+import { AUTH_SCHEMA, authMigrations } from "./migrations.ts";
+import { AuthStore } from "./storage.ts";
+import { Resolver } from "./resolver.ts";
+import { authHandlers } from "./handlers.ts";
+import { authAdminHandlers } from "./admin_handlers.ts";
+
+export function startAuthService(
+  platform: Platform,
+  listen: ListenOptions,
+): Promise<RunningService> {
+  return runService(platform, {
+    name: "auth",
+    schema: AUTH_SCHEMA,
+    migrations: authMigrations,
+    services: [AuthService, AuthAdminService],
+    setup(context) {
+      const store = new AuthStore(context.db);
+      const resolver = new Resolver(store, {
+        ttlMs: platform.config.keyCacheTtlS * 1000,
+        redis: platform.redis,
+        keyPrefix: platform.config.redisKeyPrefix,
+        log: context.platform.log,
+      });
+      // Another replica changed a key or domain: drop this process's copy.
+      const unsubscribe = [
+        platform.bus.subscribe("key-changed", (hash) => resolver.forgetLocal("key", hash)),
+        platform.bus.subscribe("origin-changed", (host) => resolver.forgetLocal("host", host)),
+      ];
+      return {
+        routes(router) {
+          router.service(AuthService, authHandlers(resolver));
+          router.service(
+            AuthAdminService,
+            authAdminHandlers(context, store, resolver, platform.bus),
+          );
+        },
+        close() {
+          unsubscribe.forEach((u) => u());
+          return Promise.resolve();
+        },
+      };
+    },
+  }, listen);
+}

@@ -1,0 +1,122 @@
+/**
+ * `deno task admin CMD ...`: the operator's command line. It talks to the
+ * services' admin RPCs (AUTH_URL, CONTENT_URL, INGEST_URL), never to the
+ * public gateway, prints JSON on stdout, and on failure prints one line on
+ * stderr and exits non-zero.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../lib/config.ts";
+import { describeError } from "../lib/errors.ts";
+import { ManifestError } from "../lib/manifest/validate.ts";
+import { KeyKind } from "../lib/gen/crm/auth/v1/auth_pb.ts";
+import { type AdminClients, adminClients } from "./admin_clients.ts";
+import { exportManifest, importManifest } from "./site_manifest.ts";
+
+class UsageError extends Error {}
+
+const USAGE = `usage: deno task admin <command>
+  import FILE                              upsert a site manifest
+  export-site SITE_ID                      print a site's manifest (key hashes, not keys)
+  key create SITE_ID --kind site|secret    create a key and print it once
+  key revoke KEY                           revoke a key (or its sha256: hash)
+  migrate                                  apply every service's pending migrations`;
+
+type Command = (clients: AdminClients, args: string[]) => Promise<unknown>;
+
+function positional(args: string[], count: number, names: string): string[] {
+  if (args.length !== count) throw new UsageError(`expected ${names}`);
+  return args;
+}
+
+const commands: Record<string, Command> = {
+  async import(clients, args) {
+    const [file] = positional(args, 1, "FILE");
+    const text = await Deno.readTextFile(file).catch((e) => {
+      throw new UsageError(`cannot read ${file}: ${e.message}`);
+    });
+    return await importManifest(clients, text);
+  },
+
+  async "export-site"(clients, args) {
+    const [siteId] = positional(args, 1, "SITE_ID");
+    return await exportManifest(clients, siteId);
+  },
+
+  async key(clients, args) {
+    const [action, ...rest] = args;
+    if (action === "create") {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { kind: { type: "string" } },
+        allowPositionals: true,
+      });
+      const [siteId] = positional(positionals, 1, "SITE_ID");
+      const kind = values.kind === "site"
+        ? KeyKind.SITE
+        : values.kind === "secret"
+        ? KeyKind.SECRET
+        : undefined;
+      if (kind === undefined) throw new UsageError("--kind must be site or secret");
+      const created = await clients.auth.createKey({ siteId, kind });
+      return { siteId, kind: values.kind, key: created.key, keyHash: created.keyHash };
+    }
+    if (action === "revoke") {
+      const [key] = positional(rest, 1, "KEY");
+      const revoked = await clients.auth.revokeKey({ key });
+      return {
+        keyHash: revoked.keyHash,
+        siteId: revoked.siteId,
+        alreadyRevoked: revoked.alreadyRevoked,
+      };
+    }
+    throw new UsageError("key needs create or revoke");
+  },
+
+  async migrate(clients, args) {
+    positional(args, 0, "no arguments");
+    const out: Record<string, { applied: number[]; current: number }> = {};
+    for (const [name, client] of Object.entries(clients)) {
+      const result = await client.migrate({});
+      out[name] = { applied: result.appliedVersions, current: result.currentVersion };
+    }
+    return out;
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  const command = name === undefined ? undefined : commands[name];
+  if (!command) {
+    console.error(
+      name === undefined || name === "help" || name === "--help"
+        ? USAGE
+        : `unknown command "${name}"\n${USAGE}`,
+    );
+    return name === "help" || name === "--help" ? 0 : 2;
+  }
+  try {
+    const config = loadConfig(Deno.env.toObject(), "admin");
+    const result = await command(adminClients(config), args);
+    console.log(JSON.stringify(result, null, 2));
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${name}: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof ConfigError) console.error(`configuration: ${error.message}`);
+    else if (error instanceof ManifestError) {
+      console.error(`invalid manifest at ${error.path}: ${error.problem}`);
+    } else {
+      const what = name === "key" ? `key ${args[0]}` : name;
+      console.error(`${what} failed: ${oneLine(error)}`);
+    }
+    return 1;
+  }
+}
+
+function oneLine(error: unknown): string {
+  return describeError(error).replace(/\s+/g, " ");
+}
+
+Deno.exit(await main(Deno.args));

@@ -1,0 +1,55 @@
+/** A site's published-content model as the read path holds it in memory. */
+import type { BlockType, BlogOrder } from "../lib/formats.ts";
+import type { FieldDef, Json, LanguageMap } from "../lib/manifest/types.ts";
+
+export interface Block {
+  id: number;
+  sectionMarker: string;
+  marker: string;
+  name: string;
+  type: BlockType;
+  multilang: boolean;
+  fields: FieldDef[] | null;
+  content: Json;
+  updatedAt: string;
+}
+
+export interface Section {
+  marker: string;
+  pageMarker: string | null;
+  show: boolean;
+  /** In manifest order. */
+  blocks: Block[];
+}
+
+export interface Page {
+  marker: string;
+  href: string;
+  sections: Section[];
+}
+
+export interface Post {
+  slug: string;
+  status: "draft" | "published";
+  publishedAt: number | null;
+  createdAt: number | null;
+  author: string | null;
+  title: LanguageMap;
+  image: string | LanguageMap | null;
+  body: LanguageMap;
+  position: number;
+}
+
+export interface SiteContent {
+  siteId: string;
+  version: number;
+  /** Active languages in CRM order. */
+  languages: string[];
+  blog: { pageSize: number; order: BlogOrder; scheduling: boolean };
+  pages: Map<string, Page>;
+  sections: Map<string, Section>;
+  /** Every block with a marker, oldest (lowest id) first. */
+  blocksByMarker: Map<string, Block[]>;
+  /** Every post, drafts included, in the blog's order. */
+  posts: Post[];
+}

@@ -1,0 +1,132 @@
+/**
+ * Shapes published content into the public JSON values. Pure functions over
+ * the in-memory model: language maps are restricted to the requested
+ * languages and come out in CRM order; values without translations ignore
+ * the languages; field definitions are never returned.
+ */
+import type { BlockType } from "../lib/formats.ts";
+import type { FieldDef, Json } from "../lib/manifest/types.ts";
+import { pickLanguages } from "./langs.ts";
+import type { Block, Page, Post, Section } from "./model.ts";
+
+type JsonObject = { [key: string]: Json };
+
+const isObject = (v: Json | undefined): v is JsonObject =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A value shaped by the rules of its type (standalone block or object field). */
+export function renderValue(
+  type: BlockType,
+  multilang: boolean,
+  fields: readonly FieldDef[] | null | undefined,
+  value: Json,
+  langs: readonly string[],
+): Json {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case "text":
+    case "html":
+      return isObject(value) ? pickLanguages(value, langs) as JsonObject : value;
+    case "image":
+    case "video":
+      return multilang && isObject(value) ? pickLanguages(value, langs) as JsonObject : value;
+    case "link": {
+      if (!isObject(value)) return value;
+      const out: JsonObject = { ...value };
+      if (isObject(value.title)) out.title = pickLanguages(value.title, langs) as JsonObject;
+      return out;
+    }
+    case "object":
+      return renderObject(fields ?? [], value, langs);
+    case "array":
+      return Array.isArray(value)
+        ? value.map((item) => renderObject(fields ?? [], item, langs))
+        : value;
+    default:
+      // number, color, date, date_range, boolean: the raw stored value.
+      return value;
+  }
+}
+
+function renderObject(fields: readonly FieldDef[], value: Json, langs: readonly string[]): Json {
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [key, inner] of Object.entries(value)) {
+    const field = fields.find((f) => f.marker === key);
+    out[key] = field
+      ? renderValue(field.type, field.multilang ?? false, field.fields, inner, langs)
+      : inner;
+  }
+  return out;
+}
+
+export function renderBlock(block: Block, langs: readonly string[]): JsonObject {
+  return {
+    id: block.id,
+    marker: block.marker,
+    name: block.name,
+    type: block.type,
+    multilang: block.multilang,
+    updatedAt: block.updatedAt,
+    content: renderValue(block.type, block.multilang, block.fields, block.content, langs),
+  };
+}
+
+/** True for a value with nothing in it for the requested languages. */
+export function isEmptyValue(value: Json): boolean {
+  if (value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isObject(value)) return Object.keys(value).length === 0;
+  return false;
+}
+
+export interface RenderOptions {
+  /** False drops blocks whose value is empty in the requested languages (`empty=false`). */
+  includeEmpty: boolean;
+}
+
+export function renderSection(
+  section: Section,
+  langs: readonly string[],
+  options: RenderOptions,
+): JsonObject {
+  const content: JsonObject = {};
+  for (const block of section.blocks) {
+    const rendered = renderBlock(block, langs);
+    if (!options.includeEmpty && isEmptyValue(rendered.content)) continue;
+    content[block.marker] = rendered;
+  }
+  return { marker: section.marker, show: section.show, content };
+}
+
+export function renderPage(
+  page: Page,
+  langs: readonly string[],
+  options: RenderOptions,
+): JsonObject {
+  const content: JsonObject = {};
+  for (const section of page.sections) {
+    content[section.marker] = renderSection(section, langs, options);
+  }
+  return { marker: page.marker, href: page.href, content };
+}
+
+function coverFor(image: Post["image"], langs: readonly string[]): JsonObject {
+  if (image === null) return {};
+  if (typeof image === "string") return Object.fromEntries(langs.map((l) => [l, image]));
+  return pickLanguages(image, langs) as JsonObject;
+}
+
+export function renderPostSummary(post: Post, langs: readonly string[]): JsonObject {
+  return {
+    slug: post.slug,
+    author: post.author,
+    publishedAt: post.publishedAt === null ? null : new Date(post.publishedAt).toISOString(),
+    title: pickLanguages(post.title, langs) as JsonObject,
+    image: coverFor(post.image, langs),
+  };
+}
+
+export function renderPost(post: Post, langs: readonly string[]): JsonObject {
+  return { ...renderPostSummary(post, langs), body: pickLanguages(post.body, langs) as JsonObject };
+}

@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+import {
+  renderBlock,
+  renderPost,
+  renderPostSummary,
+  renderSection,
+  renderValue,
+} from "./render.ts";
+import type { Block, Post, Section } from "./model.ts";
+
+const block = (over: Partial<Block>): Block => ({
+  id: 1,
+  sectionMarker: "hero",
+  marker: "title",
+  name: "Title",
+  type: "text",
+  multilang: false,
+  fields: null,
+  content: null,
+  updatedAt: "2026-01-01T00:00:00.000Z",
+  ...over,
+});
+
+describe("renderValue", () => {
+  it("filters text maps to the requested languages in CRM order", () => {
+    const value = { de: "Hallo", en: "Hello", fr: "" };
+    expect(renderValue("text", false, null, value, ["en", "fr"])).toEqual({ en: "Hello", fr: "" });
+    expect(Object.keys(renderValue("html", false, null, value, ["en", "de"]) as object)).toEqual([
+      "en",
+      "de",
+    ]);
+  });
+
+  it("has no fallback: an absent language stays absent", () => {
+    expect(renderValue("text", false, null, { en: "Hello" }, ["de"])).toEqual({});
+  });
+
+  it("keeps single-file media and filters multilang media", () => {
+    expect(renderValue("image", false, null, { file: "https://c/x.png" }, ["de"])).toEqual({
+      file: "https://c/x.png",
+    });
+    expect(
+      renderValue("video", true, null, { en: "https://c/e.mp4", de: "https://c/d.mp4" }, ["de"]),
+    ).toEqual({
+      de: "https://c/d.mp4",
+    });
+  });
+
+  it("filters link titles only", () => {
+    const link = { url: "/signup", target: "_self", title: { en: "Join", de: "Mitmachen" } };
+    expect(renderValue("link", false, null, link, ["de"])).toEqual({
+      url: "/signup",
+      target: "_self",
+      title: { de: "Mitmachen" },
+    });
+  });
+
+  it("returns raw values whatever the languages", () => {
+    expect(renderValue("number", false, null, 42, ["en"])).toBe(42);
+    expect(renderValue("color", false, null, "#ff0000", [])).toBe("#ff0000");
+    expect(renderValue("boolean", false, null, false, ["de"])).toBe(false);
+    expect(renderValue("date_range", false, null, { from: "2026-01-01", to: "2026-01-02" }, ["de"]))
+      .toEqual({
+        from: "2026-01-01",
+        to: "2026-01-02",
+      });
+    expect(renderValue("date", false, null, null, ["de"])).toBeNull();
+  });
+
+  it("shapes object and array fields like standalone values", () => {
+    const fields = [
+      { marker: "caption", type: "text" as const },
+      { marker: "photo", type: "image" as const },
+      { marker: "cta", type: "link" as const },
+    ];
+    const value = {
+      caption: { en: "Hi", de: "Hallo" },
+      photo: { file: "https://c/p.png" },
+      cta: { url: "/x", target: "_blank", title: { en: "Go", de: "Los" } },
+    };
+    expect(renderValue("object", false, fields, value, ["de"])).toEqual({
+      caption: { de: "Hallo" },
+      photo: { file: "https://c/p.png" },
+      cta: { url: "/x", target: "_blank", title: { de: "Los" } },
+    });
+    expect(
+      renderValue("array", false, [{ marker: "label", type: "text" }], [{ label: { en: "One" } }, {
+        label: { en: "Two", de: "Zwei" },
+      }], ["de"]),
+    ).toEqual([{ label: {} }, { label: { de: "Zwei" } }]);
+  });
+});
+
+describe("renderBlock and renderSection", () => {
+  it("returns the block fields without field definitions", () => {
+    const b = block({
+      type: "object",
+      fields: [{ marker: "a", type: "text" }],
+      content: { a: { en: "x" } },
+    });
+    const out = renderBlock(b, ["en"]);
+    expect(Object.keys(out)).toEqual([
+      "id",
+      "marker",
+      "name",
+      "type",
+      "multilang",
+      "updatedAt",
+      "content",
+    ]);
+    expect(JSON.stringify(out)).not.toContain("fields");
+  });
+
+  it("keys blocks by marker, keeps hidden sections' show flag, can drop empty blocks", () => {
+    const section: Section = {
+      marker: "hero",
+      pageMarker: null,
+      show: false,
+      blocks: [
+        block({ marker: "title", content: { en: "Hello" } }),
+        block({ id: 2, marker: "sub", content: null }),
+      ],
+    };
+    const all = renderSection(section, ["en"], { includeEmpty: true });
+    expect(all.show).toBe(false);
+    expect(Object.keys(all.content as object)).toEqual(["title", "sub"]);
+    const nonEmpty = renderSection(section, ["de"], { includeEmpty: false });
+    expect(Object.keys(nonEmpty.content as object)).toEqual([]);
+  });
+});
+
+describe("posts", () => {
+  const post: Post = {
+    slug: "hello-world",
+    status: "published",
+    publishedAt: Date.parse("2026-01-10T09:00:00Z"),
+    createdAt: null,
+    author: null,
+    title: { en: "Hello" },
+    image: "https://c/cover.png",
+    body: { en: "<p>Hi</p>", de: "<p>Hallo</p>" },
+    position: 0,
+  };
+
+  it("gives a single cover under every requested language", () => {
+    expect(renderPostSummary(post, ["en", "de"])).toEqual({
+      slug: "hello-world",
+      author: null,
+      publishedAt: "2026-01-10T09:00:00.000Z",
+      title: { en: "Hello" },
+      image: { en: "https://c/cover.png", de: "https://c/cover.png" },
+    });
+  });
+
+  it("adds the body to a single post and leaves it out of summaries", () => {
+    expect(renderPost(post, ["de"]).body).toEqual({ de: "<p>Hallo</p>" });
+    expect(renderPostSummary(post, ["de"])).not.toHaveProperty("body");
+  });
+});

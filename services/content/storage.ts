@@ -1,0 +1,494 @@
+/** Content-service tables: reading a site's content and importing its manifest part. */
+import type { Database, Queryable } from "../lib/db/mod.ts";
+import type { BlockType, BlogOrder } from "../lib/formats.ts";
+import type { FieldDef, Json, LanguageMap, Manifest } from "../lib/manifest/types.ts";
+import { sortPosts } from "./blog.ts";
+import type { Block, Page, Post, Section, SiteContent } from "./model.ts";
+import { cleanHtml } from "./sanitize.ts";
+
+interface SiteRow {
+  languages: string[];
+  blog_page_size: number;
+  blog_order: BlogOrder;
+  blog_scheduling: boolean;
+  version: number;
+}
+
+const time = (d: Date | string | null) => (d === null ? null : new Date(d).getTime());
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export class ContentStore {
+  constructor(private readonly db: Database) {}
+
+  /** The whole content of a site, or undefined when no manifest was imported for it. */
+  async load(siteId: string): Promise<SiteContent | undefined> {
+    const [site] = await this.db.query<SiteRow & Record<string, unknown>>(
+      `select languages, blog_page_size, blog_order, blog_scheduling, version
+         from content.sites where site_id = $1`,
+      [siteId],
+    );
+    if (!site) return undefined;
+    const pageRows = await this.db.query<{ marker: string; href: string }>(
+      "select marker, href from content.pages where site_id = $1 order by position",
+      [siteId],
+    );
+    const sectionRows = await this.db.query<
+      { marker: string; page_marker: string | null; show: boolean }
+    >(
+      "select marker, page_marker, show from content.sections where site_id = $1 order by position",
+      [siteId],
+    );
+    const blockRows = await this.db.query<{
+      id: number;
+      section_marker: string;
+      marker: string;
+      name: string;
+      type: BlockType;
+      multilang: boolean;
+      fields: FieldDef[] | null;
+      content: Json;
+      updated_at: Date;
+    }>(
+      `select id, section_marker, marker, name, type, multilang, fields, content, updated_at
+         from content.blocks where site_id = $1 order by position, id`,
+      [siteId],
+    );
+    const postRows = await this.db.query<{
+      slug: string;
+      status: "draft" | "published";
+      published_at: Date | null;
+      created_at: Date | null;
+      author: string | null;
+      title: LanguageMap;
+      image: string | LanguageMap | null;
+      body: LanguageMap;
+      position: number;
+    }>(
+      `select slug, status, published_at, created_at, author, title, image, body, position
+         from content.posts where site_id = $1 order by position`,
+      [siteId],
+    );
+
+    const sections = new Map<string, Section>();
+    for (const s of sectionRows) {
+      sections.set(s.marker, {
+        marker: s.marker,
+        pageMarker: s.page_marker,
+        show: s.show,
+        blocks: [],
+      });
+    }
+    const blocksByMarker = new Map<string, Block[]>();
+    for (const b of blockRows) {
+      const block: Block = {
+        id: b.id,
+        sectionMarker: b.section_marker,
+        marker: b.marker,
+        name: b.name,
+        type: b.type,
+        multilang: b.multilang,
+        fields: b.fields,
+        content: b.content,
+        updatedAt: new Date(b.updated_at).toISOString(),
+      };
+      sections.get(b.section_marker)?.blocks.push(block);
+      const same = blocksByMarker.get(b.marker) ?? [];
+      same.push(block);
+      blocksByMarker.set(b.marker, same);
+    }
+    for (const list of blocksByMarker.values()) list.sort((a, b) => a.id - b.id);
+    const pages = new Map<string, Page>();
+    for (const p of pageRows) pages.set(p.marker, { marker: p.marker, href: p.href, sections: [] });
+    for (const s of sections.values()) if (s.pageMarker) pages.get(s.pageMarker)?.sections.push(s);
+    const posts: Post[] = postRows.map((p) => ({
+      slug: p.slug,
+      status: p.status,
+      publishedAt: time(p.published_at),
+      createdAt: time(p.created_at),
+      author: p.author,
+      title: p.title,
+      image: p.image,
+      body: p.body,
+      position: p.position,
+    }));
+    return {
+      siteId,
+      version: site.version,
+      languages: site.languages,
+      blog: {
+        pageSize: site.blog_page_size,
+        order: site.blog_order,
+        scheduling: site.blog_scheduling,
+      },
+      pages,
+      sections,
+      blocksByMarker,
+      posts: sortPosts(posts, site.blog_order),
+    };
+  }
+
+  /** The manifest part this service owns, as export-site prints it. */
+  async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
+    const site = await this.load(siteId);
+    if (!site) return undefined;
+    const section = (s: Section) => ({
+      marker: s.marker,
+      show: s.show,
+      blocks: s.blocks.map((b) => ({
+        marker: b.marker,
+        name: b.name,
+        type: b.type,
+        multilang: b.multilang,
+        ...(b.fields ? { fields: b.fields } : {}),
+        content: b.content,
+      })),
+    });
+    return {
+      languages: site.languages,
+      blog: site.blog,
+      pages: [...site.pages.values()].map((p) => ({
+        marker: p.marker,
+        href: p.href,
+        sections: p.sections.map(section),
+      })),
+      sections: [...site.sections.values()].filter((s) => s.pageMarker === null).map(section),
+      posts: [...site.posts].sort((a, b) => a.position - b.position).map((p) => ({
+        slug: p.slug,
+        status: p.status,
+        publishedAt: iso(p.publishedAt),
+        createdAt: iso(p.createdAt),
+        author: p.author,
+        title: p.title,
+        image: p.image,
+        body: p.body,
+      })),
+    };
+  }
+
+  /**
+   * Makes the stored content of the site equal to the manifest: rows are
+   * inserted, updated only when they differ (so an unchanged block keeps its
+   * id and updatedAt), and removed when absent. Returns counts of changes;
+   * the site's version is bumped when anything changed.
+   */
+  async importSite(manifest: Manifest): Promise<Record<string, number>> {
+    const siteId = manifest.site.id;
+    return await this.db.transaction(async (tx) => {
+      const changes: Record<string, number> = {};
+      const count = (what: string) => (changes[what] = (changes[what] ?? 0) + 1);
+
+      const settings = [
+        JSON.stringify(manifest.site.languages),
+        manifest.blog.pageSize,
+        manifest.blog.order,
+        manifest.blog.scheduling,
+      ] as const;
+      const [current] = await tx.query<{ same: boolean }>(
+        `select (languages::text = $2 and blog_page_size = $3 and blog_order = $4
+                 and blog_scheduling = $5) as same
+           from content.sites where site_id = $1 for update`,
+        [siteId, ...settings],
+      );
+      if (!current) {
+        await tx.query(
+          `insert into content.sites (site_id, languages, blog_page_size, blog_order, blog_scheduling)
+           values ($1, $2::json, $3, $4, $5)`,
+          [siteId, ...settings],
+        );
+        count("site");
+      } else if (!current.same) {
+        await tx.query(
+          `update content.sites set languages = $2::json, blog_page_size = $3, blog_order = $4,
+                  blog_scheduling = $5 where site_id = $1`,
+          [siteId, ...settings],
+        );
+        count("site");
+      }
+
+      await syncPages(tx, manifest, count);
+      await syncSectionsAndBlocks(tx, manifest, count);
+      await syncPosts(tx, manifest, count);
+
+      if (Object.keys(changes).length) {
+        await tx.query(
+          "update content.sites set version = version + 1, updated_at = now() where site_id = $1",
+          [siteId],
+        );
+      }
+      return changes;
+    });
+  }
+}
+
+type Count = (what: string) => void;
+
+/** Rows keyed by key, each compared through a canonical JSON text of its stored fields. */
+async function syncRows(
+  options: {
+    existing: Map<string, string>;
+    wanted: Map<string, string>;
+    remove: (key: string) => Promise<void>;
+    upsert: (key: string, isNew: boolean) => Promise<void>;
+    label: string;
+    count: Count;
+  },
+) {
+  for (const key of options.existing.keys()) {
+    if (!options.wanted.has(key)) {
+      await options.remove(key);
+      options.count(`${options.label}Removed`);
+    }
+  }
+  for (const [key, fingerprint] of options.wanted) {
+    const before = options.existing.get(key);
+    if (before === fingerprint) continue;
+    await options.upsert(key, before === undefined);
+    options.count(before === undefined ? `${options.label}Added` : `${options.label}Changed`);
+  }
+}
+
+async function syncPages(tx: Queryable, manifest: Manifest, count: Count) {
+  const siteId = manifest.site.id;
+  const rows = await tx.query<{ marker: string; href: string; position: number }>(
+    "select marker, href, position from content.pages where site_id = $1",
+    [siteId],
+  );
+  const existing = new Map(rows.map((r) => [r.marker, JSON.stringify([r.href, r.position])]));
+  const pages = new Map(manifest.pages.map((p, position) => [p.marker, { ...p, position }]));
+  const wanted = new Map([...pages].map(([m, p]) => [m, JSON.stringify([p.href, p.position])]));
+  await syncRows({
+    existing,
+    wanted,
+    label: "pages",
+    count,
+    remove: async (marker) => {
+      await tx.query("delete from content.pages where site_id = $1 and marker = $2", [
+        siteId,
+        marker,
+      ]);
+    },
+    upsert: async (marker) => {
+      const p = pages.get(marker)!;
+      await tx.query(
+        `insert into content.pages (site_id, marker, href, position) values ($1, $2, $3, $4)
+         on conflict (site_id, marker) do update set href = excluded.href, position = excluded.position`,
+        [siteId, marker, p.href, p.position],
+      );
+    },
+  });
+}
+
+async function syncSectionsAndBlocks(tx: Queryable, manifest: Manifest, count: Count) {
+  const siteId = manifest.site.id;
+  const sectionList = [
+    ...manifest.pages.flatMap((p) =>
+      p.sections.map((s) => ({ ...s, pageMarker: p.marker as string | null }))
+    ),
+    ...manifest.sections.map((s) => ({ ...s, pageMarker: null as string | null })),
+  ];
+  const sectionRows = await tx.query<
+    { marker: string; page_marker: string | null; show: boolean; position: number }
+  >(
+    "select marker, page_marker, show, position from content.sections where site_id = $1",
+    [siteId],
+  );
+  const sections = new Map(sectionList.map((s, position) => [s.marker, { ...s, position }]));
+  await syncRows({
+    existing: new Map(
+      sectionRows.map((r) => [r.marker, JSON.stringify([r.page_marker, r.show, r.position])]),
+    ),
+    wanted: new Map(
+      [...sections].map(([m, s]) => [m, JSON.stringify([s.pageMarker, s.show, s.position])]),
+    ),
+    label: "sections",
+    count,
+    remove: async (marker) => {
+      await tx.query("delete from content.sections where site_id = $1 and marker = $2", [
+        siteId,
+        marker,
+      ]);
+    },
+    upsert: async (marker) => {
+      const s = sections.get(marker)!;
+      await tx.query(
+        `insert into content.sections (site_id, marker, page_marker, show, position)
+         values ($1, $2, $3, $4, $5)
+         on conflict (site_id, marker) do update
+           set page_marker = excluded.page_marker, show = excluded.show, position = excluded.position`,
+        [siteId, marker, s.pageMarker, s.show, s.position],
+      );
+    },
+  });
+
+  const blockRows = await tx.query<{
+    section_marker: string;
+    marker: string;
+    name: string;
+    type: string;
+    multilang: boolean;
+    fields: string | null;
+    content: string | null;
+    position: number;
+  }>(
+    `select section_marker, marker, name, type, multilang, fields::text as fields,
+            content::text as content, position
+       from content.blocks where site_id = $1`,
+    [siteId],
+  );
+  // Positions run through the whole manifest, so new blocks get ids in manifest order.
+  let position = 0;
+  const blocks = new Map<string, {
+    section: string;
+    marker: string;
+    name: string;
+    type: string;
+    multilang: boolean;
+    fields: string | null;
+    content: string | null;
+    position: number;
+  }>();
+  for (const s of sectionList) {
+    for (const b of s.blocks) {
+      blocks.set(`${s.marker}\u0000${b.marker}`, {
+        section: s.marker,
+        marker: b.marker,
+        name: b.name,
+        type: b.type,
+        multilang: b.multilang,
+        fields: b.fields ? JSON.stringify(b.fields) : null,
+        content: b.content === null ? null : JSON.stringify(b.content),
+        position: position++,
+      });
+    }
+  }
+  // Content compares by value (json text may differ in spacing from what was written).
+  const norm = (text: string | null) => (text === null ? null : JSON.stringify(JSON.parse(text)));
+  const valueOf = (
+    b: {
+      name: string;
+      type: string;
+      multilang: boolean;
+      fields: string | null;
+      content: string | null;
+    },
+  ) => JSON.stringify([b.name, b.type, b.multilang, norm(b.fields), norm(b.content)]);
+  const existing = new Map(blockRows.map((r) => [`${r.section_marker}\u0000${r.marker}`, r]));
+  for (const [key, row] of existing) {
+    if (!blocks.has(key)) {
+      await tx.query(
+        "delete from content.blocks where site_id = $1 and section_marker = $2 and marker = $3",
+        [siteId, row.section_marker, row.marker],
+      );
+      count("blocksRemoved");
+    }
+  }
+  for (const [key, b] of blocks) {
+    const before = existing.get(key);
+    if (!before) {
+      await tx.query(
+        `insert into content.blocks
+           (site_id, section_marker, marker, name, type, multilang, fields, content, position, updated_at)
+         values ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, clock_timestamp())`,
+        [siteId, b.section, b.marker, b.name, b.type, b.multilang, b.fields, b.content, b.position],
+      );
+      count("blocksAdded");
+    } else if (valueOf(before) !== valueOf(b)) {
+      await tx.query(
+        `update content.blocks set name = $4, type = $5, multilang = $6, fields = $7::json,
+                content = $8::json, position = $9, updated_at = clock_timestamp()
+          where site_id = $1 and section_marker = $2 and marker = $3`,
+        [siteId, b.section, b.marker, b.name, b.type, b.multilang, b.fields, b.content, b.position],
+      );
+      count("blocksChanged");
+    } else if (before.position !== b.position) {
+      // Moved only: not an edit, so updatedAt stays.
+      await tx.query(
+        "update content.blocks set position = $4 where site_id = $1 and section_marker = $2 and marker = $3",
+        [siteId, b.section, b.marker, b.position],
+      );
+      count("blocksMoved");
+    }
+  }
+}
+
+async function syncPosts(tx: Queryable, manifest: Manifest, count: Count) {
+  const siteId = manifest.site.id;
+  const rows = await tx.query<{ slug: string; fingerprint: string }>(
+    `select slug, json_build_array(status, published_at, created_at, author, title, image, body, position)::text
+              as fingerprint
+       from content.posts where site_id = $1`,
+    [siteId],
+  );
+  const posts = new Map(manifest.posts.map((p, position) => {
+    const body: Record<string, string> = {};
+    for (const [lang, html] of Object.entries(p.body)) body[lang] = cleanHtml(html);
+    return [p.slug, { ...p, body, position }];
+  }));
+  const fingerprint = (values: unknown[]) => JSON.stringify(values);
+  // Compare through JSON of normalised values on both sides.
+  const existing = new Map(rows.map((r) => {
+    const [status, publishedAt, createdAt, author, title, image, body, position] = JSON.parse(
+      r.fingerprint,
+    );
+    return [
+      r.slug,
+      fingerprint([
+        status,
+        publishedAt === null ? null : new Date(publishedAt).toISOString(),
+        createdAt === null ? null : new Date(createdAt).toISOString(),
+        author,
+        title,
+        image,
+        body,
+        position,
+      ]),
+    ];
+  }));
+  const wanted = new Map([...posts].map(([slug, p]) => [
+    slug,
+    fingerprint([
+      p.status,
+      p.publishedAt,
+      p.createdAt,
+      p.author,
+      p.title,
+      p.image,
+      p.body,
+      p.position,
+    ]),
+  ]));
+  await syncRows({
+    existing,
+    wanted,
+    label: "posts",
+    count,
+    remove: async (slug) => {
+      await tx.query("delete from content.posts where site_id = $1 and slug = $2", [siteId, slug]);
+    },
+    upsert: async (slug) => {
+      const p = posts.get(slug)!;
+      await tx.query(
+        `insert into content.posts
+           (site_id, slug, status, published_at, created_at, author, title, image, body, position)
+         values ($1, $2, $3, $4::timestamptz, $5::timestamptz, $6, $7::json, $8::json, $9::json, $10)
+         on conflict (site_id, slug) do update set
+           status = excluded.status, published_at = excluded.published_at,
+           created_at = excluded.created_at, author = excluded.author, title = excluded.title,
+           image = excluded.image, body = excluded.body, position = excluded.position,
+           updated_at = now()`,
+        [
+          siteId,
+          slug,
+          p.status,
+          p.publishedAt,
+          p.createdAt,
+          p.author,
+          JSON.stringify(p.title),
+          p.image === null ? null : JSON.stringify(p.image),
+          JSON.stringify(p.body),
+          p.position,
+        ],
+      );
+    },
+  });
+}

@@ -1,0 +1,166 @@
+/**
+ * The content API: method and route checks, the site key, rate limits, then
+ * the answer from the response cache or content-service. The gateway applies
+ * no content rules of its own; it passes parameters through as received and
+ * maps typed errors to HTTP.
+ */
+import type { Client } from "@connectrpc/connect";
+import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
+import type { Logger } from "../lib/log.ts";
+import { hashKey } from "../lib/keys.ts";
+import { type Handler, jsonError, type RequestContext } from "./http.ts";
+import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
+import { httpErrorOf } from "./rpc_errors.ts";
+import type { Callers } from "./callers.ts";
+import type { RateLimiter } from "./rate_limit/policy.ts";
+import { type CachedAnswer, ResponseCache } from "./response_cache.ts";
+import { matchRoute, route } from "./routes.ts";
+
+export interface ContentApiOptions {
+  content: Client<typeof ContentService>;
+  callers: Callers;
+  limiter: RateLimiter;
+  cache: ResponseCache;
+  log: Logger;
+  /** s-maxage for CDNs, capped by how long each answer stays right. */
+  cdnMaxAgeS: number;
+  now?: () => number;
+}
+
+type Fetch = (siteId: string, params: Record<string, string>, query: URLSearchParams) => Promise<{
+  body?: RenderedBody;
+}>;
+
+const text = (query: URLSearchParams, name: string) => query.get(name) ?? undefined;
+const lang = (query: URLSearchParams) => ({ values: query.getAll("lang") });
+
+function contentRoutes(content: Client<typeof ContentService>) {
+  return [
+    route<Fetch>(
+      "/content/v1/pages/:marker",
+      (siteId, { marker }, q) =>
+        content.getPage({ siteId, marker, lang: lang(q), empty: text(q, "empty") }),
+    ),
+    route<Fetch>(
+      "/content/v1/sections/:marker",
+      (siteId, { marker }, q) =>
+        content.getSection({ siteId, marker, lang: lang(q), empty: text(q, "empty") }),
+    ),
+    route<Fetch>("/content/v1/blocks/:marker", (siteId, { marker }, q) =>
+      // An empty section parameter means no section, like an absent one.
+      content.getBlock({
+        siteId,
+        marker,
+        section: text(q, "section") || undefined,
+        lang: lang(q),
+      })),
+    route<Fetch>("/content/v1/blog", (siteId, _params, q) =>
+      content.listPosts({
+        siteId,
+        lang: lang(q),
+        limit: text(q, "limit"),
+        offset: text(q, "offset"),
+        page: text(q, "page"),
+        perPage: text(q, "perPage"),
+      })),
+    route<Fetch>(
+      "/content/v1/blog/:slug",
+      (siteId, { slug }, q) => content.getPost({ siteId, slug, lang: lang(q) }),
+    ),
+    route<Fetch>("/content/v1/langs", (siteId) => content.listLanguages({ siteId })),
+  ];
+}
+
+/** True when an If-None-Match header matches the entity tag (weak comparison, as RFC 9110 asks). */
+export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === "*") return true;
+  const opaque = etag.replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === opaque);
+}
+
+export function contentApi(options: ContentApiOptions): Handler {
+  const table = contentRoutes(options.content);
+  const now = options.now ?? Date.now;
+  const error = (
+    status: number,
+    body: { message: string; [k: string]: unknown },
+    headers: HeadersInit = {},
+  ) => withCors(jsonError(status, body, headers), CONTENT_CORS);
+
+  const answer = (ctx: RequestContext, cached: CachedAnswer): Response => {
+    const seconds = Math.max(
+      0,
+      Math.min(options.cdnMaxAgeS, Math.floor((cached.freshUntil - now()) / 1000)),
+    );
+    const headers: Record<string, string> = {
+      ...CONTENT_CORS,
+      "etag": cached.etag,
+      "cache-control": `public, max-age=0, s-maxage=${seconds}`,
+      "vary": "x-crm-key",
+    };
+    if (etagMatches(ctx.request.headers.get("if-none-match"), cached.etag)) {
+      return new Response(null, { status: 304, headers });
+    }
+    headers["content-type"] = "application/json; charset=utf-8";
+    if (ctx.request.method === "HEAD") {
+      headers["content-length"] = String(cached.body.byteLength);
+      return new Response(null, { status: 200, headers });
+    }
+    return new Response(cached.body as BodyInit, { status: 200, headers });
+  };
+
+  const handle = async (ctx: RequestContext): Promise<Response> => {
+    const { request, url } = ctx;
+    if (request.method === "OPTIONS") return contentPreflight();
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
+    }
+    const match = matchRoute(table, url.pathname);
+    if (!match) {
+      return error(404, {
+        message: `Cannot ${request.method} ${url.pathname}`,
+        error: "Not Found",
+        statusCode: 404,
+      });
+    }
+    ctx.route = match.route.pattern;
+
+    // The header is the documented form; the query parameter is the fallback.
+    const key = request.headers.get("x-crm-key") || url.searchParams.get("key") || "";
+    const caller = await options.callers.siteKey(key);
+    const limited = await options.limiter.contentLimited({
+      ip: ctx.ip,
+      validKey: caller.ok ? hashKey(key) : undefined,
+      invalidKey: !caller.ok,
+    }, now());
+    if (limited) return error(429, { message: "rate_limit_exceeded" });
+    if (!caller.ok) return error(401, { message: "invalid_key" });
+
+    const cacheKey = ResponseCache.keyOf(caller.siteId, url);
+    const cached = options.cache.get(cacheKey);
+    if (cached) return answer(ctx, cached);
+    const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
+    if (!body) throw new Error("content-service answered without a body");
+    const fresh: CachedAnswer = {
+      siteId: caller.siteId,
+      body: body.json,
+      etag: body.etag,
+      freshUntil: Number(body.freshUntilMs),
+    };
+    options.cache.set(cacheKey, fresh);
+    return answer(ctx, fresh);
+  };
+
+  return async (ctx) => {
+    try {
+      return await handle(ctx);
+    } catch (thrown) {
+      const failure = httpErrorOf(thrown);
+      if (failure.serverSide) {
+        options.log.error("content request failed", { requestId: ctx.requestId, error: thrown });
+      }
+      return error(failure.status, failure.body);
+    }
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * CORS of the content API, exactly as specified: any origin; methods GET and
+ * OPTIONS; request headers x-crm-key, content-type and if-none-match. Any
+ * other custom header is refused by the browser at preflight.
+ */
+export const CONTENT_CORS: Readonly<Record<string, string>> = {
+  "access-control-allow-origin": "*",
+};
+
+export function contentPreflight(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...CONTENT_CORS,
+      "access-control-allow-methods": "GET, OPTIONS",
+      "access-control-allow-headers": "x-crm-key, content-type, if-none-match",
+      "access-control-max-age": "86400",
+    },
+  });
+}
+
+/** Adds the CORS headers to a response (errors and 429s included). */
+export function withCors(response: Response, cors: Readonly<Record<string, string>>): Response {
+  for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
+  return response;
+}

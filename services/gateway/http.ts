@@ -1,0 +1,48 @@
+/**
+ * The gateway's request model: one context object per request, handlers, and
+ * the one middleware chain every request passes through. Cross-cutting work
+ * (request ids, access logs, error bodies, later tracing) is a middleware.
+ */
+
+export interface RequestContext {
+  request: Request;
+  url: URL;
+  /** Client IP after TRUST_PROXY is applied. */
+  ip: string;
+  requestId: string;
+  /** Route pattern, once a route matched; for logs and traces. */
+  route?: string;
+  startedAt: number;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<Response> | Response;
+export type Middleware = (ctx: RequestContext, next: () => Promise<Response>) => Promise<Response>;
+
+/** Wraps a handler in middlewares; the first in the list runs outermost. */
+export function compose(middlewares: readonly Middleware[], handler: Handler): Handler {
+  return middlewares.reduceRight<Handler>(
+    (next, middleware) => (ctx) => middleware(ctx, async () => await next(ctx)),
+    handler,
+  );
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** A JSON response; bodies given as bytes are sent as they are. */
+export function json(status: number, body: unknown, headers: HeadersInit = {}): Response {
+  const h = new Headers(headers);
+  h.set("content-type", JSON_TYPE);
+  const payload = body instanceof Uint8Array ? body : JSON.stringify(body);
+  return new Response(payload as BodyInit, { status, headers: h });
+}
+
+/** Every error body: JSON with a message, never cached. */
+export function jsonError(
+  status: number,
+  body: { message: string; [field: string]: unknown },
+  headers: HeadersInit = {},
+): Response {
+  const h = new Headers(headers);
+  h.set("cache-control", "no-store");
+  return json(status, body, h);
+}

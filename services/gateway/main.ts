@@ -1,0 +1,69 @@
+/** gateway wiring: service clients, caches, limiter, routes, the HTTP server. */
+import { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
+import { ContentService } from "../lib/gen/crm/content/v1/content_pb.ts";
+import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
+import type { Platform } from "../lib/platform.ts";
+import { serviceClient } from "../lib/rpc/client.ts";
+import { Callers } from "./callers.ts";
+import { contentApi } from "./content_api.ts";
+import { LocalCounter } from "./rate_limit/counter.ts";
+import { ResilientCounter } from "./rate_limit/resilient_counter.ts";
+import { RateLimiter } from "./rate_limit/policy.ts";
+import { ResponseCache } from "./response_cache.ts";
+import { gatewayHandler } from "./server.ts";
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface GatewayListen {
+  host: string;
+  port: number;
+}
+
+export function startGateway(platform: Platform, listen: GatewayListen): RunningGateway {
+  const { config, log, bus } = platform;
+  const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
+  const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
+  const health = {
+    auth: serviceClient(Health, config.authUrl),
+    content: serviceClient(Health, config.contentUrl),
+    ingest: serviceClient(Health, config.ingestUrl),
+  };
+  const counter = platform.redis
+    ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log)
+    : new LocalCounter();
+  const limiter = new RateLimiter(counter, config.limits);
+  const callers = new Callers(auth, bus, config.keyCacheTtlS);
+  const handler = gatewayHandler({
+    config,
+    log,
+    health,
+    routes: {
+      content: contentApi({
+        content,
+        callers,
+        limiter,
+        cache: new ResponseCache(bus),
+        log,
+        cdnMaxAgeS: config.contentCdnMaxAgeS,
+      }),
+    },
+  });
+  const server = Deno.serve(
+    { hostname: listen.host, port: listen.port, onListen: () => {} },
+    handler,
+  );
+  const port = server.addr.port;
+  const shownHost = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    async close() {
+      // Stops accepting and waits for the requests in flight.
+      await server.shutdown();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The gateway's HTTP handler: the middleware chain around a dispatch by path
+ * prefix. Everything HTTP happens here and nothing else does.
+ */
+import type { Config } from "../lib/config.ts";
+import type { Logger } from "../lib/log.ts";
+import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
+import { accessLog, errorBoundary, requestIdHeader } from "./middleware.ts";
+import { clientIp } from "./client_ip.ts";
+import { type HealthClients, healthz, livez } from "./health.ts";
+
+export interface GatewayRoutes {
+  /** Every request under /content/. */
+  content: Handler;
+}
+
+export interface GatewayHandlerOptions {
+  config: Config;
+  log: Logger;
+  routes: GatewayRoutes;
+  health: HealthClients;
+}
+
+export type ServeHandler = (
+  request: Request,
+  info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+) => Promise<Response>;
+
+export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
+  const { config, log, routes, health } = options;
+  const dispatch: Handler = (ctx) => {
+    const path = ctx.url.pathname;
+    if (path.startsWith("/content/") || path === "/content") return routes.content(ctx);
+    if (path === "/livez") return livez();
+    if (path === "/healthz") return healthz(health);
+    return jsonError(404, {
+      message: `Cannot ${ctx.request.method} ${path}`,
+      error: "Not Found",
+      statusCode: 404,
+    });
+  };
+  const chain = compose([errorBoundary(log), accessLog(log), requestIdHeader], dispatch);
+  return (request, info) => {
+    const ctx: RequestContext = {
+      request,
+      url: new URL(request.url),
+      ip: clientIp(
+        info.remoteAddr.hostname,
+        request.headers.get("x-forwarded-for"),
+        config.trustProxy,
+      ),
+      requestId: request.headers.get("x-request-id") || crypto.randomUUID(),
+      startedAt: performance.now(),
+    };
+    return Promise.resolve(chain(ctx));
+  };
+}

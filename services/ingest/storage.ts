@@ -1,0 +1,134 @@
+/** Ingest-service tables: site settings and event types. */
+import type { Database } from "../lib/db/mod.ts";
+import type { EventTypeDef, Manifest } from "../lib/manifest/types.ts";
+
+interface EventTypeRow {
+  name: string;
+  title: string;
+  description: string;
+  status: "active" | "archived";
+  params: EventTypeDef["params"];
+  brings_revenue: boolean;
+  currency: string | null;
+  position: number;
+}
+
+const toDef = (r: EventTypeRow): EventTypeDef => ({
+  name: r.name,
+  title: r.title,
+  description: r.description,
+  status: r.status,
+  params: r.params,
+  bringsRevenue: r.brings_revenue,
+  currency: r.currency,
+});
+
+export class IngestStore {
+  constructor(private readonly db: Database) {}
+
+  async eventTypes(siteId: string): Promise<EventTypeDef[]> {
+    const rows = await this.db.query<EventTypeRow & Record<string, unknown>>(
+      `select name, title, description, status, params, brings_revenue, currency, position
+         from ingest.event_types where site_id = $1 order by position`,
+      [siteId],
+    );
+    return rows.map(toDef);
+  }
+
+  async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
+    const [site] = await this.db.query<{ time_zone: string }>(
+      "select time_zone from ingest.sites where site_id = $1",
+      [siteId],
+    );
+    if (!site) return undefined;
+    return { timeZone: site.time_zone, eventTypes: await this.eventTypes(siteId) };
+  }
+
+  /**
+   * Makes the site's time zone and event types those of the manifest. A type
+   * absent from the manifest is deleted when nothing was recorded under it,
+   * and archived otherwise, so its name stays locked to its data.
+   */
+  async importSite(
+    manifest: Manifest,
+    hasData: (siteId: string, name: string) => Promise<boolean>,
+  ): Promise<Record<string, number>> {
+    const siteId = manifest.site.id;
+    return await this.db.transaction(async (tx) => {
+      const changes: Record<string, number> = {};
+      const count = (what: string) => (changes[what] = (changes[what] ?? 0) + 1);
+      const [site] = await tx.query<{ time_zone: string }>(
+        "select time_zone from ingest.sites where site_id = $1 for update",
+        [siteId],
+      );
+      if (!site) {
+        await tx.query("insert into ingest.sites (site_id, time_zone) values ($1, $2)", [
+          siteId,
+          manifest.site.timeZone,
+        ]);
+        count("site");
+      } else if (site.time_zone !== manifest.site.timeZone) {
+        await tx.query(
+          "update ingest.sites set time_zone = $2, updated_at = now() where site_id = $1",
+          [
+            siteId,
+            manifest.site.timeZone,
+          ],
+        );
+        count("site");
+      }
+
+      const rows = await tx.query<EventTypeRow & Record<string, unknown>>(
+        `select name, title, description, status, params, brings_revenue, currency, position
+           from ingest.event_types where site_id = $1`,
+        [siteId],
+      );
+      const existing = new Map(rows.map((r) => [r.name, JSON.stringify([toDef(r), r.position])]));
+      const wanted = new Set(manifest.eventTypes.map((e) => e.name));
+      for (const row of rows) {
+        if (wanted.has(row.name)) continue;
+        if (await hasData(siteId, row.name)) {
+          if (row.status !== "archived") {
+            await tx.query(
+              "update ingest.event_types set status = 'archived', updated_at = now() where site_id = $1 and name = $2",
+              [siteId, row.name],
+            );
+            count("eventTypesArchived");
+          }
+        } else {
+          await tx.query("delete from ingest.event_types where site_id = $1 and name = $2", [
+            siteId,
+            row.name,
+          ]);
+          count("eventTypesRemoved");
+        }
+      }
+      for (const [position, e] of manifest.eventTypes.entries()) {
+        const before = existing.get(e.name);
+        if (before === JSON.stringify([e, position])) continue;
+        await tx.query(
+          `insert into ingest.event_types
+             (site_id, name, title, description, status, params, brings_revenue, currency, position)
+           values ($1, $2, $3, $4, $5, $6::json, $7, $8, $9)
+           on conflict (site_id, name) do update set
+             title = excluded.title, description = excluded.description, status = excluded.status,
+             params = excluded.params, brings_revenue = excluded.brings_revenue,
+             currency = excluded.currency, position = excluded.position, updated_at = now()`,
+          [
+            siteId,
+            e.name,
+            e.title,
+            e.description,
+            e.status,
+            JSON.stringify(e.params),
+            e.bringsRevenue,
+            e.currency,
+            position,
+          ],
+        );
+        count(before === undefined ? "eventTypesAdded" : "eventTypesChanged");
+      }
+      return changes;
+    });
+  }
+}

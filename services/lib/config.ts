@@ -1,0 +1,127 @@
+/**
+ * Configuration: read once at start-up from the environment, validated, and
+ * passed down. Nothing else in the code base reads `Deno.env`.
+ */
+
+export type RunMode = "start" | "service" | "admin";
+
+export interface RateLimits {
+  /** Content API requests per client IP per minute. */
+  contentPerIp: number;
+  /** Content API requests per site key per minute. */
+  contentPerKey: number;
+  /** Invalid-key content requests per IP per minute before the IP is refused. */
+  invalidKeyPerIp: number;
+  /** Marketing requests (page views, events, leads) per IP per minute. */
+  marketingPerIp: number;
+  /** Marketing requests per site per minute. */
+  marketingPerSite: number;
+}
+
+export interface Config {
+  mode: RunMode;
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** Prefix of every Redis key and channel, so installations can share one Redis. */
+  redisKeyPrefix: string;
+  dataDir: string;
+  authUrl: string;
+  contentUrl: string;
+  ingestUrl: string;
+  grpcPort: number;
+  adminToken?: string;
+  trustProxy: number;
+  keyCacheTtlS: number;
+  retentionDays: number;
+  /** Seconds a CDN may keep a content response (s-maxage). */
+  contentCdnMaxAgeS: number;
+  limits: RateLimits;
+  logLevel: LogLevel;
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) {
+    throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  }
+  const value = Number(raw.trim());
+  if (value < min || value > max) {
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = env[name] || fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+function optionalUrl(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  return url(env, name, raw, protocols);
+}
+
+const LOG_LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
+
+/** Reads and validates the whole configuration; throws ConfigError naming the bad setting. */
+export function loadConfig(env: Env, mode: RunMode): Config {
+  const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const adminToken = env.ADMIN_TOKEN || undefined;
+  return {
+    mode,
+    port: integer(env, "PORT", 8080, 0, 65535),
+    host: env.HOST || (mode === "service" ? "0.0.0.0" : "127.0.0.1"),
+    databaseUrl: optionalUrl(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    redisUrl: optionalUrl(env, "REDIS_URL", ["redis:", "rediss:"]),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || "crm:",
+    dataDir: env.CRM_DATA_DIR || ".data",
+    authUrl: url(env, "AUTH_URL", "http://127.0.0.1:50051", ["http:", "https:"]),
+    contentUrl: url(env, "CONTENT_URL", "http://127.0.0.1:50052", ["http:", "https:"]),
+    ingestUrl: url(env, "INGEST_URL", "http://127.0.0.1:50053", ["http:", "https:"]),
+    grpcPort: integer(env, "GRPC_PORT", 50051, 0, 65535),
+    adminToken,
+    trustProxy: integer(env, "TRUST_PROXY", 0, 0, 32),
+    keyCacheTtlS: integer(env, "KEY_CACHE_TTL_S", 60, 0, 86400),
+    retentionDays: integer(env, "RETENTION_DAYS", 395, 1, 36500),
+    contentCdnMaxAgeS: integer(env, "CONTENT_CDN_MAX_AGE_S", 30, 0, 86400),
+    limits: {
+      contentPerIp: integer(env, "RATE_LIMIT_CONTENT_PER_IP", 300, 1, 1e9),
+      contentPerKey: integer(env, "RATE_LIMIT_CONTENT_PER_KEY", 600, 1, 1e9),
+      invalidKeyPerIp: integer(env, "RATE_LIMIT_INVALID_KEY_PER_IP", 20, 0, 1e9),
+      marketingPerIp: integer(env, "RATE_LIMIT_MARKETING_PER_IP", 120, 1, 1e9),
+      marketingPerSite: integer(env, "RATE_LIMIT_MARKETING_PER_SITE", 6000, 1, 1e9),
+    },
+    logLevel,
+  };
+}
+
+/** The port part of a service URL such as AUTH_URL. */
+export function portOf(serviceUrl: string): number {
+  const parsed = new URL(serviceUrl);
+  if (parsed.port) return Number(parsed.port);
+  return parsed.protocol === "https:" ? 443 : 80;
+}

@@ -1,0 +1,62 @@
+import postgres from "postgres";
+import type { Database, Param, Queryable, Row } from "./mod.ts";
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+function queryable(sql: Sql): Queryable {
+  return {
+    async query<T extends Row>(text: string, params: readonly Param[] = []) {
+      const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+      return rows as unknown as T[];
+    },
+    async exec(script: string) {
+      await sql.unsafe(script);
+    },
+  };
+}
+
+export interface PostgresOptions {
+  poolSize?: number;
+}
+
+/**
+ * Connects to a Postgres server and checks the connection at once, so a wrong
+ * DATABASE_URL fails at start-up with a clear message rather than on first use.
+ */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  const sql = postgres(url, {
+    max: options.poolSize ?? 10,
+    connect_timeout: 5,
+    idle_timeout: 60,
+    onnotice: () => {},
+    types: {
+      // Our convention is JSON in as text (a ::json or ::jsonb cast); postgres.js
+      // would otherwise JSON-encode that text a second time.
+      json: {
+        to: 114,
+        from: [114, 3802],
+        serialize: (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value)),
+        parse: (text: string) => JSON.parse(text),
+      },
+    },
+    // Timestamps come back as Date objects; bigint columns are cast in SQL.
+  });
+  try {
+    await sql.unsafe("select 1");
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    const safeUrl = url.replace(/\/\/[^@/]*@/, "//***@");
+    throw new Error(`cannot connect to Postgres at ${safeUrl}: ${(error as Error).message}`);
+  }
+  const base = queryable(sql);
+  return {
+    kind: "postgres",
+    ...base,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return await sql.begin((tx) => fn(queryable(tx))) as T;
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

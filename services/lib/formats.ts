@@ -1,0 +1,64 @@
+/** Identifier formats from the specification and the contract, in one place. */
+
+/** Page, section and block markers: case-sensitive, 2 to 40 of A-Z a-z 0-9 _. */
+export const MARKER = /^[A-Za-z0-9_]{2,40}$/;
+/** Blog slugs: lowercase a-z, digits and hyphens, up to 120 characters. */
+export const SLUG = /^[a-z0-9-]{1,120}$/;
+/** Language codes: two lowercase letters, optionally a region part. */
+export const LANGUAGE_CODE = /^[a-z]{2}(-[A-Za-z]{2,4})?$/;
+/** Site ids in the manifest. */
+export const SITE_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
+/** Event type names: a Latin letter, then letters, digits, underscores; 64 at most. */
+export const EVENT_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+/** Event parameter keys: as event names, 40 at most. */
+export const PARAM_KEY = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
+/** Currencies: 1 to 10 Latin letters or digits. */
+export const CURRENCY = /^[A-Za-z0-9]{1,10}$/;
+/** Host names accepted as site domains (no port, no scheme). */
+export const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export const BLOCK_TYPES = [
+  "text",
+  "html",
+  "image",
+  "video",
+  "link",
+  "number",
+  "color",
+  "date",
+  "date_range",
+  "boolean",
+  "object",
+  "array",
+] as const;
+export type BlockType = typeof BLOCK_TYPES[number];
+
+export const BLOG_ORDERS = [
+  "manual",
+  "publishedAt:asc",
+  "publishedAt:desc",
+  "createdAt:asc",
+  "createdAt:desc",
+] as const;
+export type BlogOrder = typeof BLOG_ORDERS[number];
+
+export const PARAM_TYPES = ["string", "number", "boolean"] as const;
+export type ParamType = typeof PARAM_TYPES[number];
+
+/** Limits stated by the specification. */
+export const LIMITS = {
+  maxLanguagesInQuery: 50,
+  maxEventTypesActive: 100,
+  maxParamsPerEvent: 20,
+  maxSecretKeysActive: 5,
+  maxBlogWindow: 50,
+  maxBlogOffset: 100_000,
+  defaultBlogPageSize: 12,
+} as const;
+
+/** Host of a domain or Origin compared without case and without a leading "www.". */
+export function canonicalHost(host: string): string {
+  const lower = host.toLowerCase().replace(/\.$/, "");
+  return lower.startsWith("www.") ? lower.slice(4) : lower;
+}

@@ -1,0 +1,60 @@
+/**
+ * Structured logging: one JSON object per line on stderr, so that stdout stays
+ * free for what commands print on purpose (the admin JSON, the start banner).
+ */
+import type { LogLevel } from "./config.ts";
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+export type LogSink = (line: string) => void;
+
+const encoder = new TextEncoder();
+const stderrSink: LogSink = (line) => {
+  Deno.stderr.writeSync(encoder.encode(line + "\n"));
+};
+
+export function createLogger(
+  level: LogLevel,
+  base: LogFields = {},
+  sink: LogSink = stderrSink,
+): Logger {
+  const threshold = ORDER[level];
+  const write = (lvl: LogLevel, message: string, fields?: LogFields) => {
+    if (ORDER[lvl] < threshold) return;
+    const record: LogFields = { time: new Date().toISOString(), level: lvl, msg: message, ...base };
+    if (fields) {
+      for (const [k, v] of Object.entries(fields)) {
+        record[k] = v instanceof Error ? { name: v.name, message: v.message } : v;
+      }
+    }
+    sink(JSON.stringify(record));
+  };
+  return {
+    debug: (m, f) => write("debug", m, f),
+    info: (m, f) => write("info", m, f),
+    warn: (m, f) => write("warn", m, f),
+    error: (m, f) => write("error", m, f),
+    child: (fields) => createLogger(level, { ...base, ...fields }, sink),
+  };
+}
+
+/**
+ * Masks the value of every query parameter that may carry a credential, so a
+ * logged URL never reveals a key: `?key=pk_0123...` becomes `?key=***`.
+ */
+export function maskUrl(pathAndQuery: string): string {
+  return pathAndQuery.replace(
+    /([?&](?:key|token|secret|password|[a-z_]*_token)=)[^&#]*/gi,
+    "$1***",
+  );
+}

@@ -1,0 +1,17 @@
+/** The manifest as a service receives it: parsed, validated, or refused with a typed error. */
+import { Code, publicError } from "../errors.ts";
+import { ManifestError, parseManifest } from "./validate.ts";
+import type { Manifest } from "./types.ts";
+
+export function invalidManifest(path: string, problem: string) {
+  return publicError(Code.InvalidArgument, "invalid_manifest", { path, problem });
+}
+
+export function parseManifestOrRefuse(json: string): Manifest {
+  try {
+    return parseManifest(json);
+  } catch (error) {
+    if (error instanceof ManifestError) throw invalidManifest(error.path, error.problem);
+    throw error;
+  }
+}

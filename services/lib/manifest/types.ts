@@ -1,0 +1,93 @@
+/** The site manifest (CONTRACT.md) after validation, with every default filled in. */
+import type { BlockType, BlogOrder, ParamType } from "../formats.ts";
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type LanguageMap = Record<string, string>;
+
+export interface SiteDef {
+  id: string;
+  name: string;
+  timeZone: string;
+  /** Active languages in CRM order: the order of every language map in responses. */
+  languages: string[];
+  /** Host names accepted as a page's Origin (lowercase, as written). */
+  domains: string[];
+}
+
+export interface FieldDef {
+  marker: string;
+  type: BlockType;
+  name?: string;
+  multilang?: boolean;
+  /** Inner fields of an object or array field. */
+  fields?: FieldDef[];
+}
+
+export interface BlockDef {
+  marker: string;
+  name: string;
+  type: BlockType;
+  multilang: boolean;
+  /** Field definitions of object and array blocks; never returned by the API. */
+  fields?: FieldDef[];
+  content: Json;
+}
+
+export interface SectionDef {
+  marker: string;
+  show: boolean;
+  blocks: BlockDef[];
+}
+
+export interface PageDef {
+  marker: string;
+  href: string;
+  sections: SectionDef[];
+}
+
+export interface BlogSettings {
+  pageSize: number;
+  order: BlogOrder;
+  scheduling: boolean;
+}
+
+export interface PostDef {
+  slug: string;
+  status: "draft" | "published";
+  /** ISO 8601 (normalised to UTC with milliseconds), or null. */
+  publishedAt: string | null;
+  createdAt: string | null;
+  author: string | null;
+  title: LanguageMap;
+  /** One cover for every language, a cover per language, or none. */
+  image: string | LanguageMap | null;
+  body: LanguageMap;
+}
+
+export interface EventParamDef {
+  key: string;
+  type: ParamType;
+}
+
+export interface EventTypeDef {
+  name: string;
+  title: string;
+  description: string;
+  status: "active" | "archived";
+  params: EventParamDef[];
+  bringsRevenue: boolean;
+  currency: string | null;
+}
+
+export interface Manifest {
+  site: SiteDef;
+  /** Site keys, or their exported hashes ("sha256:<hex>"). */
+  siteKeys: string[];
+  secretKeys: string[];
+  blog: BlogSettings;
+  pages: PageDef[];
+  /** Sections that belong to no page. */
+  sections: SectionDef[];
+  posts: PostDef[];
+  eventTypes: EventTypeDef[];
+}

@@ -1,0 +1,417 @@
+/**
+ * Validates a site manifest and fills in defaults. The first fault throws a
+ * ManifestError naming its JSON path, so a faulty manifest is refused whole
+ * before anything is stored. Unknown fields are ignored.
+ */
+import {
+  BLOCK_TYPES,
+  type BlockType,
+  BLOG_ORDERS,
+  type BlogOrder,
+  CURRENCY,
+  EVENT_NAME,
+  HOST_NAME,
+  LANGUAGE_CODE,
+  LIMITS,
+  MARKER,
+  PARAM_KEY,
+  PARAM_TYPES,
+  type ParamType,
+  SITE_ID,
+  SLUG,
+} from "../formats.ts";
+import { KEY_HASH, SECRET_KEY, SITE_KEY } from "../keys.ts";
+import type {
+  BlockDef,
+  BlogSettings,
+  EventTypeDef,
+  FieldDef,
+  Json,
+  LanguageMap,
+  Manifest,
+  PageDef,
+  PostDef,
+  SectionDef,
+  SiteDef,
+} from "./types.ts";
+
+export class ManifestError extends Error {
+  override name = "ManifestError";
+  constructor(readonly path: string, readonly problem: string) {
+    super(`${path}: ${problem}`);
+  }
+}
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function fail(path: string, problem: string): never {
+  throw new ManifestError(path, problem);
+}
+
+function object(value: unknown, path: string): Obj {
+  if (!isObject(value)) fail(path, "must be an object");
+  return value;
+}
+
+function optionalObject(value: unknown, path: string): Obj {
+  return value === undefined ? {} : object(value, path);
+}
+
+function array(value: unknown, path: string): unknown[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) fail(path, "must be an array");
+  return value;
+}
+
+function string(value: unknown, path: string, fallback?: string): string {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== "string") fail(path, "must be a string");
+  return value;
+}
+
+function nullableString(value: unknown, path: string): string | null {
+  if (value === undefined || value === null) return null;
+  return string(value, path);
+}
+
+function boolean(value: unknown, path: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") fail(path, "must be true or false");
+  return value;
+}
+
+function matching(value: unknown, path: string, pattern: RegExp, what: string): string {
+  const s = string(value, path);
+  if (!pattern.test(s)) fail(path, `must be ${what}`);
+  return s;
+}
+
+function oneOf<T extends string>(
+  value: unknown,
+  path: string,
+  allowed: readonly T[],
+  fallback?: T,
+): T {
+  if (value === undefined && fallback !== undefined) return fallback;
+  const s = string(value, path);
+  if (!(allowed as readonly string[]).includes(s)) {
+    fail(path, `must be one of ${allowed.join(", ")}`);
+  }
+  return s as T;
+}
+
+function unique(values: string[], path: (i: number) => string, what: string) {
+  const seen = new Set<string>();
+  values.forEach((v, i) => {
+    if (seen.has(v)) fail(path(i), `duplicate ${what} "${v}"`);
+    seen.add(v);
+  });
+}
+
+const ISO_DATE =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function isoDate(value: unknown, path: string): string | null {
+  if (value === undefined || value === null) return null;
+  const s = string(value, path);
+  const ms = Date.parse(s);
+  if (!ISO_DATE.test(s) || Number.isNaN(ms)) fail(path, "must be an ISO 8601 date");
+  return new Date(ms).toISOString();
+}
+
+function languageMap(value: unknown, path: string): LanguageMap {
+  if (value === undefined || value === null) return {};
+  const map = object(value, path);
+  const out: LanguageMap = {};
+  for (const [code, text] of Object.entries(map)) {
+    if (!LANGUAGE_CODE.test(code)) fail(`${path}.${code}`, "is not a language code");
+    if (text === null) continue; // no saved value: the language is simply absent
+    out[code] = string(text, `${path}.${code}`);
+  }
+  return out;
+}
+
+function validTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function site(value: unknown): SiteDef {
+  const s = object(value, "$.site");
+  const id = matching(s.id, "$.site.id", SITE_ID, "lowercase letters, digits and hyphens, 2 to 63");
+  const languages = array(s.languages, "$.site.languages").map((l, i) =>
+    matching(l, `$.site.languages[${i}]`, LANGUAGE_CODE, "a language code such as en or pt-BR")
+  );
+  if (languages.length === 0) fail("$.site.languages", "must list at least one language");
+  unique(languages, (i) => `$.site.languages[${i}]`, "language");
+  const timeZone = string(s.timeZone, "$.site.timeZone", "UTC");
+  if (!validTimeZone(timeZone)) fail("$.site.timeZone", "must be an IANA time zone");
+  const domains = array(s.domains, "$.site.domains").map((d, i) => {
+    const host = string(d, `$.site.domains[${i}]`).toLowerCase();
+    if (!HOST_NAME.test(host)) {
+      fail(`$.site.domains[${i}]`, "must be a host name without scheme or port");
+    }
+    return host;
+  });
+  unique(domains.map((d) => d.replace(/^www\./, "")), (i) => `$.site.domains[${i}]`, "domain");
+  return { id, name: string(s.name, "$.site.name", id), timeZone, languages, domains };
+}
+
+function keys(value: unknown, path: string, format: RegExp, what: string): string[] {
+  const list = array(value, path).map((k, i) =>
+    matching(k, `${path}[${i}]`, new RegExp(`${format.source}|${KEY_HASH.source}`), what)
+  );
+  return [...new Set(list)];
+}
+
+function blog(value: unknown): BlogSettings {
+  const b = optionalObject(value, "$.blog");
+  const pageSize = b.pageSize ?? LIMITS.defaultBlogPageSize;
+  if (
+    !Number.isInteger(pageSize) || (pageSize as number) < 1 ||
+    (pageSize as number) > LIMITS.maxBlogWindow
+  ) {
+    fail("$.blog.pageSize", `must be an integer from 1 to ${LIMITS.maxBlogWindow}`);
+  }
+  return {
+    pageSize: pageSize as number,
+    order: oneOf<BlogOrder>(b.order, "$.blog.order", BLOG_ORDERS, "publishedAt:desc"),
+    scheduling: boolean(b.scheduling, "$.blog.scheduling", true),
+  };
+}
+
+/** Checks a value against its type; returns it with absent languages dropped. */
+function blockValue(
+  type: BlockType,
+  multilang: boolean,
+  fields: FieldDef[] | undefined,
+  value: unknown,
+  path: string,
+): Json {
+  if (value === undefined || value === null) return null;
+  switch (type) {
+    case "text":
+    case "html":
+      return languageMap(value, path);
+    case "image":
+    case "video": {
+      if (multilang) return languageMap(value, path);
+      const media = object(value, path);
+      if (media.file !== undefined && media.file !== null && typeof media.file !== "string") {
+        fail(`${path}.file`, "must be a URL string");
+      }
+      return media as Json;
+    }
+    case "link": {
+      const link = object(value, path);
+      for (const key of ["url", "target"]) {
+        if (link[key] !== undefined && link[key] !== null && typeof link[key] !== "string") {
+          fail(`${path}.${key}`, "must be a string");
+        }
+      }
+      const out: Obj = { ...link };
+      if (link.title !== undefined) out.title = languageMap(link.title, `${path}.title`);
+      return out as Json;
+    }
+    case "object":
+      return objectValue(fields ?? [], value, path);
+    case "array":
+      if (!Array.isArray(value)) fail(path, "must be an array");
+      return value.map((item, i) => objectValue(fields ?? [], item, `${path}[${i}]`));
+    default:
+      // number, color, date, boolean, date_range: the raw stored value.
+      return value as Json;
+  }
+}
+
+function objectValue(fields: FieldDef[], value: unknown, path: string): Json {
+  if (value === null) return null;
+  const obj = object(value, path);
+  const out: Record<string, Json> = {};
+  for (const [key, inner] of Object.entries(obj)) {
+    const field = fields.find((f) => f.marker === key);
+    out[key] = field
+      ? blockValue(field.type, field.multilang ?? false, field.fields, inner, `${path}.${key}`)
+      : inner as Json; // undeclared field: kept and returned as it is
+  }
+  return out;
+}
+
+function fieldDefs(value: unknown, path: string): FieldDef[] {
+  const list = array(value, path).map((f, i) => {
+    const p = `${path}[${i}]`;
+    const o = object(f, p);
+    const def: FieldDef = {
+      marker: matching(o.marker, `${p}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _"),
+      type: oneOf<BlockType>(o.type, `${p}.type`, BLOCK_TYPES),
+    };
+    if (o.name !== undefined) def.name = string(o.name, `${p}.name`);
+    if (o.multilang !== undefined) def.multilang = boolean(o.multilang, `${p}.multilang`, false);
+    if (o.fields !== undefined) def.fields = fieldDefs(o.fields, `${p}.fields`);
+    return def;
+  });
+  unique(list.map((f) => f.marker), (i) => `${path}[${i}].marker`, "field marker");
+  return list;
+}
+
+function block(value: unknown, path: string): BlockDef {
+  const b = object(value, path);
+  const marker = matching(b.marker, `${path}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _");
+  const name = string(b.name, `${path}.name`, marker);
+  const type = oneOf<BlockType>(b.type, `${path}.type`, BLOCK_TYPES);
+  const multilang = boolean(b.multilang, `${path}.multilang`, false);
+  const fields = type === "object" || type === "array" || b.fields !== undefined
+    ? fieldDefs(b.fields, `${path}.fields`)
+    : undefined;
+  const content = blockValue(type, multilang, fields, b.content, `${path}.content`);
+  return fields
+    ? { marker, name, type, multilang, fields, content }
+    : { marker, name, type, multilang, content };
+}
+
+function section(value: unknown, path: string): SectionDef {
+  const s = object(value, path);
+  const marker = matching(s.marker, `${path}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _");
+  const show = boolean(s.show, `${path}.show`, true);
+  const blocks = array(s.blocks, `${path}.blocks`).map((b, i) => block(b, `${path}.blocks[${i}]`));
+  unique(
+    blocks.map((b) => b.marker),
+    (i) => `${path}.blocks[${i}].marker`,
+    "block marker in this section",
+  );
+  return { marker, show, blocks };
+}
+
+function page(value: unknown, path: string): PageDef {
+  const p = object(value, path);
+  const marker = matching(p.marker, `${path}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _");
+  const href = string(p.href, `${path}.href`, "");
+  const sections = array(p.sections, `${path}.sections`).map((s, i) =>
+    section(s, `${path}.sections[${i}]`)
+  );
+  return { marker, href, sections };
+}
+
+function post(value: unknown, path: string): PostDef {
+  const p = object(value, path);
+  const slug = matching(
+    p.slug,
+    `${path}.slug`,
+    SLUG,
+    "lowercase a-z, digits and hyphens, up to 120",
+  );
+  const status = oneOf(p.status, `${path}.status`, ["draft", "published"] as const, "published");
+  const publishedAt = isoDate(p.publishedAt, `${path}.publishedAt`);
+  const createdAt = isoDate(p.createdAt, `${path}.createdAt`);
+  const author = nullableString(p.author, `${path}.author`);
+  const title = languageMap(p.title, `${path}.title`);
+  let image: PostDef["image"] = null;
+  if (typeof p.image === "string") image = p.image;
+  else if (p.image !== undefined && p.image !== null) image = languageMap(p.image, `${path}.image`);
+  const body = languageMap(p.body, `${path}.body`);
+  return { slug, status, publishedAt, createdAt, author, title, image, body };
+}
+
+function eventType(value: unknown, path: string): EventTypeDef {
+  const e = object(value, path);
+  const name = matching(
+    e.name,
+    `${path}.name`,
+    EVENT_NAME,
+    "a Latin letter then letters, digits or _, up to 64",
+  );
+  const title = string(e.title, `${path}.title`, name);
+  const description = string(e.description, `${path}.description`, "");
+  const status = oneOf(e.status, `${path}.status`, ["active", "archived"] as const, "active");
+  const params = array(e.params, `${path}.params`).map((p, i) => {
+    const pp = `${path}.params[${i}]`;
+    const o = object(p, pp);
+    return {
+      key: matching(
+        o.key,
+        `${pp}.key`,
+        PARAM_KEY,
+        "a Latin letter then letters, digits or _, up to 40",
+      ),
+      type: oneOf<ParamType>(o.type, `${pp}.type`, PARAM_TYPES),
+    };
+  });
+  if (params.length > LIMITS.maxParamsPerEvent) {
+    fail(`${path}.params`, `must have at most ${LIMITS.maxParamsPerEvent} parameters`);
+  }
+  unique(params.map((p) => p.key), (i) => `${path}.params[${i}].key`, "parameter key");
+  const bringsRevenue = boolean(e.bringsRevenue, `${path}.bringsRevenue`, false);
+  const currency = e.currency === undefined || e.currency === null || e.currency === ""
+    ? null
+    : matching(e.currency, `${path}.currency`, CURRENCY, "1 to 10 Latin letters or digits");
+  return { name, title, description, status, params, bringsRevenue, currency };
+}
+
+export function validateManifest(input: unknown): Manifest {
+  const root = object(input, "$");
+  const siteDef = site(root.site);
+  const siteKeys = keys(root.siteKeys, "$.siteKeys", SITE_KEY, "pk_ followed by 32 lowercase hex");
+  const secretKeys = keys(
+    root.secretKeys,
+    "$.secretKeys",
+    SECRET_KEY,
+    "sk_ followed by 48 lowercase hex",
+  );
+  if (secretKeys.length > LIMITS.maxSecretKeysActive) {
+    fail("$.secretKeys", `a site has at most ${LIMITS.maxSecretKeysActive} active secret keys`);
+  }
+  secretKeys.forEach((k, i) => {
+    if (siteKeys.includes(k)) fail(`$.secretKeys[${i}]`, "is also listed as a site key");
+  });
+  const blogSettings = blog(root.blog);
+  const pages = array(root.pages, "$.pages").map((p, i) => page(p, `$.pages[${i}]`));
+  unique(pages.map((p) => p.marker), (i) => `$.pages[${i}].marker`, "page marker");
+  const sections = array(root.sections, "$.sections").map((s, i) => section(s, `$.sections[${i}]`));
+  const sectionPaths: [string, string][] = [
+    ...pages.flatMap((p, i) =>
+      p.sections.map((s, j): [string, string] => [s.marker, `$.pages[${i}].sections[${j}].marker`])
+    ),
+    ...sections.map((s, i): [string, string] => [s.marker, `$.sections[${i}].marker`]),
+  ];
+  const seenSections = new Set<string>();
+  for (const [marker, path] of sectionPaths) {
+    if (seenSections.has(marker)) fail(path, `duplicate section marker "${marker}" in the site`);
+    seenSections.add(marker);
+  }
+  const posts = array(root.posts, "$.posts").map((p, i) => post(p, `$.posts[${i}]`));
+  unique(posts.map((p) => p.slug), (i) => `$.posts[${i}].slug`, "post slug");
+  const eventTypes = array(root.eventTypes, "$.eventTypes").map((e, i) =>
+    eventType(e, `$.eventTypes[${i}]`)
+  );
+  unique(eventTypes.map((e) => e.name), (i) => `$.eventTypes[${i}].name`, "event name");
+  if (eventTypes.filter((e) => e.status === "active").length > LIMITS.maxEventTypesActive) {
+    fail("$.eventTypes", `a site has at most ${LIMITS.maxEventTypesActive} active event types`);
+  }
+  return {
+    site: siteDef,
+    siteKeys,
+    secretKeys,
+    blog: blogSettings,
+    pages,
+    sections,
+    posts,
+    eventTypes,
+  };
+}
+
+/** Parses manifest JSON text and validates it. */
+export function parseManifest(text: string): Manifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ManifestError("$", `is not valid JSON (${(error as Error).message})`);
+  }
+  return validateManifest(parsed);
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { ManifestError, parseManifest, validateManifest } from "./validate.ts";
+
+const example = JSON.parse(
+  Deno.readTextFileSync(new URL("../../../test/fixtures/contract-example.json", import.meta.url)),
+);
+const clone = () => structuredClone(example);
+
+function faultOf(mutate: (m: ReturnType<typeof clone>) => void): { path: string; problem: string } {
+  const m = clone();
+  mutate(m);
+  try {
+    validateManifest(m);
+  } catch (error) {
+    if (error instanceof ManifestError) return { path: error.path, problem: error.problem };
+    throw error;
+  }
+  throw new Error("manifest was accepted");
+}
+
+describe("validateManifest", () => {
+  it("accepts the contract example and fills defaults", () => {
+    const m = validateManifest(clone());
+    expect(m.site.id).toBe("demo");
+    expect(m.pages[0].sections[0].blocks.map((b) => b.marker)).toEqual([
+      "title",
+      "cover",
+      "cta",
+      "card",
+      "items",
+    ]);
+    expect(m.posts[0].publishedAt).toBe("2026-01-10T09:00:00.000Z");
+    expect(m.eventTypes[0].params).toHaveLength(2);
+    const minimal = validateManifest({ site: { id: "shop", languages: ["en"] } });
+    expect(minimal.site).toEqual({
+      id: "shop",
+      name: "shop",
+      timeZone: "UTC",
+      languages: ["en"],
+      domains: [],
+    });
+    expect(minimal.blog).toEqual({ pageSize: 12, order: "publishedAt:desc", scheduling: true });
+    expect(minimal.pages).toEqual([]);
+  });
+
+  it("names the JSON path of the first fault", () => {
+    expect(faultOf((m) => (m.site.id = "Demo_1")).path).toBe("$.site.id");
+    expect(faultOf((m) => (m.site.languages = ["en", "EN"])).path).toBe("$.site.languages[1]");
+    expect(faultOf((m) => (m.site.languages = [])).path).toBe("$.site.languages");
+    expect(faultOf((m) => (m.site.timeZone = "Mars/Olympus")).path).toBe("$.site.timeZone");
+    expect(faultOf((m) => (m.site.domains = ["https://demo.example"])).path).toBe(
+      "$.site.domains[0]",
+    );
+    expect(faultOf((m) => (m.siteKeys = ["pk_123"])).path).toBe("$.siteKeys[0]");
+    expect(faultOf((m) => (m.secretKeys = ["sk_" + "a".repeat(47)])).path).toBe("$.secretKeys[0]");
+    expect(faultOf((m) => (m.blog.pageSize = 51)).path).toBe("$.blog.pageSize");
+    expect(faultOf((m) => (m.blog.order = "title:asc")).path).toBe("$.blog.order");
+    expect(faultOf((m) => (m.pages[0].marker = "home-page")).path).toBe("$.pages[0].marker");
+    expect(faultOf((m) => (m.pages[0].sections[0].blocks[1].type = "gallery")).path).toBe(
+      "$.pages[0].sections[0].blocks[1].type",
+    );
+    expect(
+      faultOf((m) => m.pages[0].sections[0].blocks.push({ marker: "title", type: "text" })).problem,
+    ).toMatch(
+      /duplicate block marker/,
+    );
+    expect(faultOf((m) => m.sections.push({ marker: "hero", blocks: [] })).path).toBe(
+      "$.sections[1].marker",
+    );
+    expect(faultOf((m) => (m.pages[0].sections[0].blocks[0].content = { en: 5 })).path).toBe(
+      "$.pages[0].sections[0].blocks[0].content.en",
+    );
+    expect(faultOf((m) => (m.posts[0].slug = "Hello World")).path).toBe("$.posts[0].slug");
+    expect(faultOf((m) => (m.posts[0].publishedAt = "yesterday")).path).toBe(
+      "$.posts[0].publishedAt",
+    );
+    expect(faultOf((m) => (m.posts[0].status = "scheduled")).path).toBe("$.posts[0].status");
+    expect(faultOf((m) => (m.eventTypes[0].name = "1signup")).path).toBe("$.eventTypes[0].name");
+    expect(faultOf((m) => (m.eventTypes[0].currency = "EURO-1")).path).toBe(
+      "$.eventTypes[0].currency",
+    );
+    expect(faultOf((m) => (m.eventTypes[0].params[0].type = "date")).path).toBe(
+      "$.eventTypes[0].params[0].type",
+    );
+  });
+
+  it("enforces the counted limits", () => {
+    const sixKeys = Array.from({ length: 6 }, (_, i) => "sk_" + String(i).repeat(48));
+    expect(faultOf((m) => (m.secretKeys = sixKeys)).path).toBe("$.secretKeys");
+    const params = Array.from({ length: 21 }, (_, i) => ({ key: `p${i}`, type: "string" }));
+    expect(faultOf((m) => (m.eventTypes[0].params = params)).path).toBe("$.eventTypes[0].params");
+    const types = Array.from({ length: 101 }, (_, i) => ({ name: `e${i}` }));
+    expect(faultOf((m) => (m.eventTypes = types)).path).toBe("$.eventTypes");
+    // Archived types do not count against the 100 active ones.
+    const m = clone();
+    m.eventTypes = [...types.slice(0, 100), { name: "old", status: "archived" }];
+    expect(validateManifest(m).eventTypes).toHaveLength(101);
+  });
+
+  it("refuses text that is not JSON", () => {
+    expect(() => parseManifest("{ nope")).toThrow(ManifestError);
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * Redis connections through ioredis. Commands never queue while Redis is
+ * away: they fail at once, so callers fall back to their in-process
+ * equivalents instead of stalling requests. ioredis keeps reconnecting in
+ * the background.
+ */
+import { Redis } from "ioredis";
+
+export type { Redis };
+
+export async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 3000,
+    // Reconnect quickly at first, then every two seconds.
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 2000),
+  });
+  // Errors surface through failed commands; an unhandled 'error' event would crash.
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    const safeUrl = url.replace(/\/\/[^@/]*@/, "//***@");
+    throw new Error(`cannot connect to Redis at ${safeUrl}: ${(error as Error).message}`);
+  }
+  return redis;
+}
+
+/** A second connection for subscriptions, which Redis keeps apart from commands. */
+export function subscriberOf(redis: Redis): Redis {
+  const subscriber = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+  subscriber.on("error", () => {});
+  return subscriber;
+}

@@ -1,0 +1,146 @@
+/** The README's promise, as a newcomer meets it: `deno task start` and `deno task admin`. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runTask, startTask } from "./helpers/process.ts";
+import { readFixture, startTestSystem, type TestSystem } from "./helpers/system.ts";
+
+const FIXTURE = "test/fixtures/contract-example.json";
+
+describe("deno task start", () => {
+  it("loads the demo site on empty storage, serves it, stops cleanly and keeps its data", async () => {
+    const dataDir = await Deno.makeTempDir({ prefix: "crm-start-" });
+    try {
+      const first = await startTask([], { CRM_DATA_DIR: dataDir });
+      const siteKey = /site key:\s+(pk_[0-9a-f]{32})/.exec(first.banner)?.[1];
+      expect(siteKey).toBeDefined();
+      expect(first.banner).toMatch(/secret key:\s+sk_[0-9a-f]{48}/);
+      expect(first.banner).toMatch(new RegExp(`${first.url}/content/v1/pages/home`));
+      const health = await fetch(`${first.url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({
+        status: "ok",
+        services: { auth: "SERVING", content: "SERVING", ingest: "SERVING" },
+      });
+      expect((await fetch(`${first.url}/livez`)).status).toBe(200);
+      const page = await fetch(`${first.url}/content/v1/pages/home`, {
+        headers: { "x-crm-key": siteKey! },
+      });
+      expect(page.status).toBe(200);
+      const body = await page.json();
+      expect(Object.keys(body.content).length).toBeGreaterThan(0);
+      expect(await first.stop()).toBe(0);
+
+      const second = await startTask([], { CRM_DATA_DIR: dataDir });
+      expect(second.banner).not.toContain("demo site");
+      const again = await fetch(`${second.url}/content/v1/pages/home`, {
+        headers: { "x-crm-key": siteKey! },
+      });
+      expect(await again.json()).toEqual(body);
+      expect(await second.stop()).toBe(0);
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  });
+
+  it("imports --seed FILE instead of the demo", async () => {
+    const dataDir = await Deno.makeTempDir({ prefix: "crm-seed-" });
+    try {
+      const started = await startTask(["--seed", FIXTURE], { CRM_DATA_DIR: dataDir });
+      expect(started.banner).toContain(`seeded site "demo"`);
+      const block = await fetch(`${started.url}/content/v1/blocks/title?lang=de`, {
+        headers: { "x-crm-key": "pk_0123456789abcdef0123456789abcdef" },
+      });
+      expect((await block.json()).content).toEqual({ de: "Hallo" });
+      expect(await started.stop()).toBe(0);
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  });
+
+  it("refuses a faulty seed with the JSON path, exit code 1", async () => {
+    const dataDir = await Deno.makeTempDir({ prefix: "crm-bad-" });
+    const bad = `${dataDir}/bad.json`;
+    await Deno.writeTextFile(bad, JSON.stringify({ site: { id: "x", languages: ["en"] } }));
+    try {
+      await expect(startTask(["--seed", bad], { CRM_DATA_DIR: `${dataDir}/store` })).rejects
+        .toThrow(
+          /invalid manifest at \$\.site\.id/,
+        );
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  });
+});
+
+describe("deno task admin", () => {
+  let sys: TestSystem;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    sys = await startTestSystem({ env: { ADMIN_TOKEN: "t0ken" } });
+    env = {
+      AUTH_URL: sys.config.authUrl,
+      CONTENT_URL: sys.config.contentUrl,
+      INGEST_URL: sys.config.ingestUrl,
+      ADMIN_TOKEN: "t0ken",
+    };
+  });
+  afterAll(async () => {
+    await sys?.close();
+  });
+
+  it("imports the contract example twice with the same export", async () => {
+    const first = await runTask(["admin", "import", FIXTURE], env);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ site: "demo", changed: true });
+    const exported = await runTask(["admin", "export-site", "demo"], env);
+    const second = await runTask(["admin", "import", FIXTURE], env);
+    expect(JSON.parse(second.stdout)).toMatchObject({ site: "demo", changed: false });
+    const exportedAgain = await runTask(["admin", "export-site", "demo"], env);
+    expect(exportedAgain.stdout).toBe(exported.stdout);
+    const fixture = await readFixture("contract-example.json") as { site: unknown };
+    expect(JSON.parse(exported.stdout).site).toEqual(fixture.site);
+  });
+
+  it("creates, uses and revokes a key", async () => {
+    const created = await runTask(["admin", "key", "create", "demo", "--kind", "site"], env);
+    expect(created.code).toBe(0);
+    const { key } = JSON.parse(created.stdout);
+    expect(key).toMatch(/^pk_[0-9a-f]{32}$/);
+    expect((await sys.get("/content/v1/langs", { headers: { "x-crm-key": key } })).status).toBe(
+      200,
+    );
+    const revoked = await runTask(["admin", "key", "revoke", key], env);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ siteId: "demo", alreadyRevoked: false });
+    const after = await sys.get("/content/v1/langs", { headers: { "x-crm-key": key } });
+    expect(after.status).toBe(401);
+    expect(await after.json()).toEqual({ message: "invalid_key" });
+  });
+
+  it("fails with one line and a non-zero exit", async () => {
+    const missing = await runTask(["admin", "export-site", "nosuch"], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
+    expect(missing.stderr).toContain("site_not_found");
+    const unknown = await runTask(["admin", "frobnicate"], env);
+    expect(unknown.code).not.toBe(0);
+  });
+
+  it("needs ADMIN_TOKEN when the services have one", async () => {
+    const refused = await runTask(["admin", "export-site", "demo"], {
+      ...env,
+      ADMIN_TOKEN: "wrong",
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/admin token/);
+  });
+
+  it("runs migrate as a no-op on a migrated system", async () => {
+    const result = await runTask(["admin", "migrate"], env);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      auth: { applied: [], current: 1 },
+      content: { applied: [], current: 1 },
+      ingest: { applied: [], current: 1 },
+    });
+  });
+});

@@ -1,0 +1,86 @@
+/** Running the project's commands as a user does: `deno task ...` in a child process. */
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+export interface TaskResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runTask(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<TaskResult> {
+  const output = await new Deno.Command("deno", {
+    args: ["task", "-q", ...args],
+    cwd: ROOT,
+    env: { LOG_LEVEL: "error", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+export interface StartedProcess {
+  url: string;
+  /** Everything printed on stdout up to the listening line. */
+  banner: string;
+  process: Deno.ChildProcess;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number>;
+}
+
+/** Starts `deno task start`, resolving once it prints `gateway listening on URL`. */
+export async function startTask(
+  args: string[],
+  env: Record<string, string>,
+): Promise<StartedProcess> {
+  const child = new Deno.Command("deno", {
+    args: ["task", "-q", "start", ...args],
+    cwd: ROOT,
+    env: {
+      PORT: "0",
+      AUTH_URL: "http://127.0.0.1:0",
+      CONTENT_URL: "http://127.0.0.1:0",
+      INGEST_URL: "http://127.0.0.1:0",
+      LOG_LEVEL: "error",
+      ...env,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let banner = "";
+  const deadline = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  while (!/gateway listening on (\S+)/.test(banner)) {
+    const { value, done } = await reader.read();
+    if (done) {
+      clearTimeout(deadline);
+      const stderr = await new Response(child.stderr).text();
+      throw new Error(`start exited before listening:\n${banner}\n${stderr}`);
+    }
+    banner += value;
+  }
+  clearTimeout(deadline);
+  // Keep draining so the child never blocks on a full pipe.
+  (async () => {
+    while (!(await reader.read()).done) { /* discard */ }
+  })().catch(() => {});
+  child.stderr.pipeTo(new WritableStream()).catch(() => {});
+  const url = /gateway listening on (\S+)/.exec(banner)![1];
+  return {
+    url,
+    banner,
+    process: child,
+    async stop() {
+      child.kill("SIGTERM");
+      return (await child.status).code;
+    },
+  };
+}

@@ -2,14 +2,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTask, startTask } from "./helpers/process.ts";
 import { readFixture, startTestSystem, type TestSystem } from "./helpers/system.ts";
+import { STORAGES } from "./helpers/env.ts";
+import { freshPostgresUrl } from "./helpers/storage.ts";
 
 const FIXTURE = "test/fixtures/contract-example.json";
 
-describe("deno task start", () => {
+describe.each(STORAGES)("deno task start on %s", (storage) => {
   it("loads the demo site on empty storage, serves it, stops cleanly and keeps its data", async () => {
     const dataDir = await Deno.makeTempDir({ prefix: "crm-start-" });
+    const pg = storage === "postgres" ? await freshPostgresUrl() : undefined;
+    // Storage is chosen here, never inherited: an empty store is the point.
+    const env = { CRM_DATA_DIR: dataDir, DATABASE_URL: pg?.url ?? "", REDIS_URL: "" };
     try {
-      const first = await startTask([], { CRM_DATA_DIR: dataDir });
+      const first = await startTask([], env);
       const siteKey = /site key:\s+(pk_[0-9a-f]{32})/.exec(first.banner)?.[1];
       expect(siteKey).toBeDefined();
       expect(first.banner).toMatch(/secret key:\s+sk_[0-9a-f]{48}/);
@@ -29,7 +34,7 @@ describe("deno task start", () => {
       expect(Object.keys(body.content).length).toBeGreaterThan(0);
       expect(await first.stop()).toBe(0);
 
-      const second = await startTask([], { CRM_DATA_DIR: dataDir });
+      const second = await startTask([], env);
       expect(second.banner).not.toContain("demo site");
       const again = await fetch(`${second.url}/content/v1/pages/home`, {
         headers: { "x-crm-key": siteKey! },
@@ -38,13 +43,20 @@ describe("deno task start", () => {
       expect(await second.stop()).toBe(0);
     } finally {
       await Deno.remove(dataDir, { recursive: true });
+      await pg?.drop();
     }
   });
+});
 
+describe("deno task start", () => {
   it("imports --seed FILE instead of the demo", async () => {
     const dataDir = await Deno.makeTempDir({ prefix: "crm-seed-" });
     try {
-      const started = await startTask(["--seed", FIXTURE], { CRM_DATA_DIR: dataDir });
+      const started = await startTask(["--seed", FIXTURE], {
+        CRM_DATA_DIR: dataDir,
+        DATABASE_URL: "",
+        REDIS_URL: "",
+      });
       expect(started.banner).toContain(`seeded site "demo"`);
       const block = await fetch(`${started.url}/content/v1/blocks/title?lang=de`, {
         headers: { "x-crm-key": "pk_0123456789abcdef0123456789abcdef" },

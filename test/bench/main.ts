@@ -1,0 +1,62 @@
+/**
+ * `deno task bench [NAME ...]`: runs the named benchmarks (all when none is
+ * named). Each benchmark is a module `test/bench/NAME.ts` exporting
+ * `run(): Promise<BenchReport>`; this prints each report as a table and
+ * writes all of them as JSON under test/bench/results/.
+ */
+
+export interface BenchRow {
+  [column: string]: string | number | null;
+}
+
+export interface BenchReport {
+  name: string;
+  /** What was measured and how, in a sentence or two. */
+  description: string;
+  rows: BenchRow[];
+  notes?: string[];
+}
+
+const AVAILABLE = ["content", "ingest"];
+
+async function exists(name: string): Promise<boolean> {
+  try {
+    await Deno.stat(new URL(`./${name}.ts`, import.meta.url));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function printTable(report: BenchReport) {
+  console.log(`\n## ${report.name}\n${report.description}\n`);
+  if (report.rows.length) console.table(report.rows);
+  for (const note of report.notes ?? []) console.log(`- ${note}`);
+}
+
+if (import.meta.main) {
+  const wanted = Deno.args.length ? Deno.args : AVAILABLE;
+  const reports: BenchReport[] = [];
+  for (const name of wanted) {
+    if (!AVAILABLE.includes(name)) {
+      console.error(`unknown benchmark "${name}"; available: ${AVAILABLE.join(", ")}`);
+      Deno.exit(2);
+    }
+    if (!(await exists(name))) {
+      console.error(`benchmark "${name}" is not built yet`);
+      continue;
+    }
+    const module = await import(`./${name}.ts`) as { run(): Promise<BenchReport> };
+    const report = await module.run();
+    printTable(report);
+    reports.push(report);
+  }
+  const dir = new URL("./results/", import.meta.url);
+  await Deno.mkdir(dir, { recursive: true });
+  const file = new URL(`./bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`, dir);
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({ at: new Date().toISOString(), reports }, null, 2) + "\n",
+  );
+  console.log(`\nresults written to ${file.pathname}`);
+}

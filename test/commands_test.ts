@@ -18,7 +18,8 @@ describe.each(STORAGES)("deno task start on %s", (storage) => {
       const siteKey = /site key:\s+(pk_[0-9a-f]{32})/.exec(first.banner)?.[1];
       expect(siteKey).toBeDefined();
       expect(first.banner).toMatch(/secret key:\s+sk_[0-9a-f]{48}/);
-      expect(first.banner).toMatch(new RegExp(`${first.url}/content/v1/pages/home`));
+      expect(first.banner).toContain(`${first.url}/content/v1/pages/home`);
+      expect(first.banner).toContain(`demo page:   ${first.url}/demo/`);
       const health = await fetch(`${first.url}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({

@@ -3,8 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   root: new URL("..", import.meta.url).pathname,
   test: {
-    include: ["services/**/*_test.ts", "test/**/*_test.ts"],
-    exclude: ["**/node_modules/**", "services/lib/gen/**"],
+    include: ["services/**/*_test.ts", "widget/**/*_test.ts", "test/**/*_test.ts"],
+    exclude: ["**/node_modules/**", "services/lib/gen/**", "widget/dist/**"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores on CI: more parallel files only fight over them.

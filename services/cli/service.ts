@@ -45,7 +45,7 @@ async function main() {
   const platform = await openPlatform(config, { database: name !== "gateway", log });
   let close: () => Promise<void>;
   if (name === "gateway") {
-    const gateway = startGateway(platform, { host: config.host, port: config.port });
+    const gateway = await startGateway(platform, { host: config.host, port: config.port });
     console.log(`gateway listening on ${gateway.url}`);
     close = gateway.close;
   } else {

@@ -31,7 +31,7 @@ async function main() {
     : await Deno.readTextFile(values.seed).catch((e) =>
       fail(`cannot read ${values.seed}: ${e.message}`)
     );
-  const system = await startSystem(config, { log, seed, demo: true });
+  const system = await startSystem(config, { log, seed, demo: true, demoPage: true });
 
   const health = {
     auth: serviceClient(Health, system.config.authUrl),
@@ -54,8 +54,9 @@ async function main() {
     console.log(`demo site "demo" loaded (Nordlicht Coffee Roasters, en and de)`);
     console.log(`  site key:    ${keys.siteKey}`);
     console.log(`  secret key:  ${keys.secretKey}`);
-    console.log(`  demo page:   curl -H 'x-crm-key: ${keys.siteKey}' ${url}/content/v1/pages/home`);
+    console.log(`  content:     curl -H 'x-crm-key: ${keys.siteKey}' ${url}/content/v1/pages/home`);
   }
+  if (system.demoPageUrl) console.log(`  demo page:   ${system.demoPageUrl}`);
   console.log(`gateway listening on ${url}`);
 
   let stopping = false;

@@ -14,6 +14,8 @@ import { startIngestService } from "../ingest/main.ts";
 import { type RunningGateway, startGateway } from "../gateway/main.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { importManifest, type ImportReport } from "./site_manifest.ts";
+import { serviceClient } from "../lib/rpc/client.ts";
+import { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 
 export interface SystemOptions {
   log?: Logger;
@@ -21,6 +23,8 @@ export interface SystemOptions {
   seed?: string;
   /** Load the bundled demo site when storage holds no site and no seed is given. */
   demo?: boolean;
+  /** Serve the demo page at /demo/ when the bundled demo site is present. */
+  demoPage?: boolean;
 }
 
 export interface RunningSystem {
@@ -32,6 +36,8 @@ export interface RunningSystem {
   admin: AdminClients;
   seeded?: ImportReport;
   demoLoaded: boolean;
+  /** URL of the demo page, when it is served. */
+  demoPageUrl?: string;
   close(): Promise<void>;
 }
 
@@ -77,10 +83,11 @@ export async function startSystem(
       demoLoaded = true;
     }
 
-    const gateway = startGateway({ ...platform, config: resolved }, {
+    const demoSiteKey = options.demoPage ? await liveDemoKey(resolved) : undefined;
+    const gateway = await startGateway({ ...platform, config: resolved }, {
       host: config.host,
       port: config.port,
-    });
+    }, { demoSiteKey });
     return {
       config: resolved,
       gateway,
@@ -89,6 +96,7 @@ export async function startSystem(
       admin,
       seeded,
       demoLoaded,
+      demoPageUrl: demoSiteKey ? `${gateway.url}/demo/` : undefined,
       async close() {
         await gateway.close();
         await closeAll();
@@ -97,6 +105,18 @@ export async function startSystem(
   } catch (error) {
     await closeAll();
     throw error;
+  }
+}
+
+/** The bundled demo site's key, when it is stored and not revoked. */
+async function liveDemoKey(config: Config): Promise<string | undefined> {
+  const { siteKey } = await demoKeys();
+  const auth = serviceClient(AuthService, config.authUrl);
+  try {
+    const { siteId } = await auth.resolveSiteKey({ key: siteKey });
+    return siteId === "demo" ? siteKey : undefined;
+  } catch {
+    return undefined;
   }
 }
 

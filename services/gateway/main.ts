@@ -11,6 +11,9 @@ import { ResilientCounter } from "./rate_limit/resilient_counter.ts";
 import { RateLimiter } from "./rate_limit/policy.ts";
 import { ResponseCache } from "./response_cache.ts";
 import { gatewayHandler } from "./server.ts";
+import { assetHandler, SCRIPT_CACHE_CONTROL, staticAsset } from "./static_asset.ts";
+import { demoPage } from "./demo_page.ts";
+import { buildWidget, WIDGET_OUTPUT } from "../../widget/build.ts";
 
 export interface RunningGateway {
   url: string;
@@ -23,7 +26,26 @@ export interface GatewayListen {
   port: number;
 }
 
-export function startGateway(platform: Platform, listen: GatewayListen): RunningGateway {
+export interface GatewayExtras {
+  /** Serve the demo site's page at /demo/ with this site key (deno task start). */
+  demoSiteKey?: string;
+}
+
+/** The built widget; built here when a checkout has not built it yet. */
+async function widgetScript(): Promise<Uint8Array> {
+  try {
+    return await Deno.readFile(WIDGET_OUTPUT);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return await buildWidget();
+  }
+}
+
+export async function startGateway(
+  platform: Platform,
+  listen: GatewayListen,
+  extras: GatewayExtras = {},
+): Promise<RunningGateway> {
   const { config, log, bus } = platform;
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
@@ -37,6 +59,7 @@ export function startGateway(platform: Platform, listen: GatewayListen): Running
     : new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, bus, config.keyCacheTtlS);
+  const widget = await staticAsset(await widgetScript(), "application/javascript; charset=utf-8");
   const handler = gatewayHandler({
     config,
     log,
@@ -50,6 +73,8 @@ export function startGateway(platform: Platform, listen: GatewayListen): Running
         log,
         cdnMaxAgeS: config.contentCdnMaxAgeS,
       }),
+      widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
+      demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
     },
   });
   const server = Deno.serve(

@@ -12,6 +12,10 @@ import { type HealthClients, healthz, livez } from "./health.ts";
 export interface GatewayRoutes {
   /** Every request under /content/. */
   content: Handler;
+  /** GET /widget.js. */
+  widget: Handler;
+  /** The demo site's page under /demo/ (deno task start only). */
+  demo?: Handler;
 }
 
 export interface GatewayHandlerOptions {
@@ -31,6 +35,8 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
   const dispatch: Handler = (ctx) => {
     const path = ctx.url.pathname;
     if (path.startsWith("/content/") || path === "/content") return routes.content(ctx);
+    if (path === "/widget.js") return routes.widget(ctx);
+    if (routes.demo && (path === "/demo" || path.startsWith("/demo/"))) return routes.demo(ctx);
     if (path === "/livez") return livez();
     if (path === "/healthz") return healthz(health);
     return jsonError(404, {

@@ -1,0 +1,55 @@
+/** The gateway serving widget.js: validators, conditional requests, compression, cache lifetime. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestSystem, type TestSystem } from "./helpers/system.ts";
+import { WIDGET_OUTPUT } from "../widget/build.ts";
+
+describe("GET /widget.js", () => {
+  let sys: TestSystem;
+  let built: Uint8Array;
+  beforeAll(async () => {
+    sys = await startTestSystem();
+    built = await Deno.readFile(WIDGET_OUTPUT);
+  });
+  afterAll(async () => {
+    await sys?.close();
+  });
+
+  it("serves the built script with a strong ETag and a script-tag cache lifetime", async () => {
+    const response = await sys.get("/widget.js", { headers: { "accept-encoding": "identity" } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/javascript; charset=utf-8");
+    expect(response.headers.get("etag")).toMatch(/^"[A-Za-z0-9_-]{20,}"$/);
+    expect(response.headers.get("cache-control")).toBe(
+      "public, max-age=3600, stale-while-revalidate=86400",
+    );
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(built);
+  });
+
+  it("answers 304 to If-None-Match, also for HEAD", async () => {
+    const first = await sys.get("/widget.js", { headers: { "accept-encoding": "identity" } });
+    await first.body?.cancel();
+    const etag = first.headers.get("etag")!;
+    const again = await sys.get("/widget.js", {
+      headers: { "if-none-match": etag, "accept-encoding": "identity" },
+    });
+    expect(again.status).toBe(304);
+    expect(again.headers.get("etag")).toBe(etag);
+    const head = await sys.get("/widget.js", {
+      method: "HEAD",
+      headers: { "accept-encoding": "identity" },
+    });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get("content-length"))).toBe(built.byteLength);
+  });
+
+  it("sends it gzipped when the browser accepts gzip, with its own validator", async () => {
+    const plain = await sys.get("/widget.js", { headers: { "accept-encoding": "identity" } });
+    await plain.body?.cancel();
+    const raw = await fetch(sys.url + "/widget.js", { headers: { "accept-encoding": "gzip" } });
+    expect(raw.headers.get("content-encoding")).toBe("gzip");
+    expect(raw.headers.get("vary")).toBe("Accept-Encoding");
+    expect(raw.headers.get("etag")).not.toBe(plain.headers.get("etag"));
+    // fetch decodes gzip itself: the bytes are the script.
+    expect(new Uint8Array(await raw.arrayBuffer())).toEqual(built);
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * Builds widget/dist/widget.js from widget/src with Deno's own bundler
+ * (esbuild inside): one minified IIFE for the browser. `deno task widget`
+ * runs it; start and test run it first, and the gateway builds the file when
+ * it is missing.
+ */
+
+export const WIDGET_SOURCE = new URL("./src/main.ts", import.meta.url);
+export const WIDGET_OUTPUT = new URL("./dist/widget.js", import.meta.url);
+
+export async function buildWidget(): Promise<Uint8Array> {
+  await Deno.mkdir(new URL("./dist/", import.meta.url), { recursive: true });
+  // Written aside and renamed into place, so a gateway reading it never sees half a file.
+  const partial = `${WIDGET_OUTPUT.pathname}.${Deno.pid}.${crypto.randomUUID()}.tmp`;
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--minify",
+      "--platform",
+      "browser",
+      "--format",
+      "iife",
+      "--output",
+      partial,
+      WIDGET_SOURCE.pathname,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (code !== 0) {
+    await Deno.remove(partial).catch(() => {});
+    throw new Error(`widget build failed: ${new TextDecoder().decode(stderr)}`);
+  }
+  const bytes = await Deno.readFile(partial);
+  await Deno.rename(partial, WIDGET_OUTPUT);
+  return bytes;
+}
+
+/** Size of the script as browsers download it (gzip), in bytes. */
+export async function gzippedSize(bytes: Uint8Array): Promise<number> {
+  const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(new CompressionStream("gzip"));
+  return (await new Response(stream).arrayBuffer()).byteLength;
+}
+
+if (import.meta.main) {
+  const bytes = await buildWidget();
+  console.log(`widget.js: ${bytes.byteLength} bytes, ${await gzippedSize(bytes)} gzipped`);
+}

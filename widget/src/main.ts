@@ -1,0 +1,147 @@
+/// <reference lib="dom" />
+/**
+ * widget.js: counts page views, sends custom events and keeps the visitor's
+ * consent choice. Loaded with <script defer src=".../widget.js">; configured
+ * by data-spa, data-consent and data-api. Nothing here may break the page, so
+ * every entry point swallows its own errors.
+ */
+import { readSettings } from "./settings.ts";
+import { createStore } from "./store.ts";
+import { erase, touch } from "./ids.ts";
+import { adCookies, environment, inLiveEditor } from "./page.ts";
+import { send } from "./send.ts";
+
+type Choice = "granted" | "denied";
+type Status = Choice | "pending";
+type Options = { id?: string; value?: number; currency?: string };
+type Args = [name: string, params?: Record<string, unknown>, options?: Options];
+
+interface Win {
+  crmTrack?: ((...args: Args) => void) & { crm?: 1 };
+  crmq?: unknown;
+  crmConsent?: unknown;
+}
+
+const CONSENT = "crm_consent";
+
+function start(w: Win & Window) {
+  const settings = readSettings(document);
+  if (!settings || w.crmTrack?.crm) return; // no script tag found, or loaded twice
+  const store = createStore();
+  const live = inLiveEditor();
+  const gpc = (navigator as { globalPrivacyControl?: boolean }).globalPrivacyControl == true;
+  const stored = store.get(CONSENT);
+  let choice: Choice | null = stored == "granted" || stored == "denied" ? stored : null;
+  const status = (): Status => choice || "pending";
+  // Consent mode counts nothing until granted; a denial stops counting in any mode.
+  const allowed = () => !live && (choice == "granted" || (!settings.consentRequired && !choice));
+
+  // The page the visitor is on: its key (what makes it a new page view), URL and referrer.
+  const keyOf = () =>
+    location.pathname + location.search + (settings.spa == "hash" ? location.hash : "");
+  let here = keyOf();
+  let hereUrl = location.href;
+  let hereReferrer = document.referrer;
+  let counted: string | undefined;
+
+  const view = () => {
+    if (!allowed()) return;
+    const { v, s } = touch(store, Date.now());
+    send(settings.api + "/marketing/view", {
+      v,
+      s,
+      u: location.href,
+      t: document.title,
+      r: hereReferrer,
+      ...environment(),
+      // Ad cookies: never with Global Privacy Control; in consent mode only after a grant.
+      c: gpc ? {} : adCookies(),
+    });
+    counted = here;
+  };
+
+  const track = (...[name, params, options]: Args) => {
+    try {
+      if (!allowed() || typeof name != "string") return;
+      const { v, s } = touch(store, Date.now());
+      const o = options || {};
+      send(settings.api + "/marketing/act", {
+        n: name,
+        p: params && typeof params == "object" ? params : {},
+        id: o.id,
+        val: o.value,
+        cur: o.currency,
+        v,
+        s,
+        u: location.href,
+      });
+    } catch { /* fire and forget */ }
+  };
+  track.crm = 1 as const;
+
+  const decide = (next: Choice) => {
+    const before = status();
+    choice = next;
+    store.set(CONSENT, next);
+    if (next == "denied") erase(store);
+    if (before != next) dispatchEvent(new CustomEvent("crm:consent", { detail: { status: next } }));
+    // A grant counts the current page once; nothing earlier is sent after the fact.
+    if (next == "granted" && counted != here) view();
+  };
+  const consent = {
+    grant: () => decide("granted"),
+    deny: () => decide("denied"),
+    status,
+    required: settings.consentRequired,
+    gpc,
+    push(...items: unknown[]) {
+      for (const item of items) {
+        if (item == "grant") consent.grant();
+        else if (item == "deny") consent.deny();
+      }
+    },
+  };
+
+  const earlyConsent = w.crmConsent;
+  const earlyEvents = w.crmq;
+  w.crmConsent = consent;
+  w.crmTrack = track;
+  w.crmq = {
+    push(...items: unknown[]) {
+      for (const item of items) if (Array.isArray(item)) track(...item as Args);
+    },
+  };
+  if (Array.isArray(earlyConsent)) consent.push(...earlyConsent);
+  if (counted != here) view();
+  if (Array.isArray(earlyEvents)) (w.crmq as { push(...i: unknown[]): void }).push(...earlyEvents);
+
+  if (settings.spa != "off") {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // A burst of navigations (redirects, replaceState after pushState) counts once.
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const key = keyOf();
+        if (key == here) return;
+        hereReferrer = hereUrl;
+        here = key;
+        hereUrl = location.href;
+        view();
+      }, 300);
+    };
+    for (const method of ["pushState", "replaceState"] as const) {
+      const original = history[method];
+      history[method] = function (this: History, ...args: Parameters<History["pushState"]>) {
+        const result = original.apply(this, args);
+        soon();
+        return result;
+      };
+    }
+    addEventListener("popstate", soon);
+    if (settings.spa == "hash") addEventListener("hashchange", soon);
+  }
+}
+
+try {
+  start(self as Win & Window);
+} catch { /* never break the page */ }

@@ -8,7 +8,7 @@ import type { Client } from "@connectrpc/connect";
 import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import { hashKey } from "../lib/keys.ts";
-import { type Handler, jsonError, type RequestContext } from "./http.ts";
+import { type Handler, JSON_TYPE, jsonError, type RequestContext } from "./http.ts";
 import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
@@ -102,7 +102,7 @@ export function contentApi(options: ContentApiOptions): Handler {
     if (etagMatches(ctx.request.headers.get("if-none-match"), cached.etag)) {
       return new Response(null, { status: 304, headers });
     }
-    headers["content-type"] = "application/json; charset=utf-8";
+    headers["content-type"] = JSON_TYPE;
     if (ctx.request.method === "HEAD") {
       headers["content-length"] = String(cached.body.byteLength);
       return new Response(null, { status: 200, headers });
@@ -112,10 +112,9 @@ export function contentApi(options: ContentApiOptions): Handler {
 
   const handle = async (ctx: RequestContext): Promise<Response> => {
     const { request, url } = ctx;
+    // A preflight is answered for any path, before routing, as CORS middleware does.
     if (request.method === "OPTIONS") return contentPreflight();
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
-    }
+    // Route before method: a URL that matches no endpoint is a 404 whatever the method.
     const match = matchRoute(table, url.pathname);
     if (!match) {
       return error(404, {
@@ -125,6 +124,9 @@ export function contentApi(options: ContentApiOptions): Handler {
       });
     }
     ctx.route = match.route.pattern;
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
+    }
 
     // The header is the documented form; the query parameter is the fallback.
     const key = request.headers.get("x-crm-key") || url.searchParams.get("key") || "";

@@ -128,6 +128,9 @@ export function contentApi(options: ContentApiOptions): Handler {
       return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
     }
 
+    if (options.limiter.contentIpRefused(ctx.ip, now())) {
+      return error(429, { message: "rate_limit_exceeded" });
+    }
     // The header is the documented form; the query parameter is the fallback.
     const key = request.headers.get("x-crm-key") || url.searchParams.get("key") || "";
     const caller = await options.callers.siteKey(key);

@@ -145,6 +145,7 @@ export function contentApi(options: ContentApiOptions): Handler {
     const cacheKey = ResponseCache.keyOf(caller.siteId, url);
     const cached = options.cache.get(cacheKey);
     if (cached) return answer(ctx, cached);
+    const generation = options.cache.generation;
     const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
     if (!body) throw new Error("content-service answered without a body");
     const fresh: CachedAnswer = {
@@ -153,7 +154,7 @@ export function contentApi(options: ContentApiOptions): Handler {
       etag: body.etag,
       freshUntil: Number(body.freshUntilMs),
     };
-    options.cache.set(cacheKey, fresh);
+    options.cache.set(cacheKey, fresh, generation);
     return answer(ctx, fresh);
   };
 

@@ -48,7 +48,9 @@ export function startGateway(platform: Platform, listen: GatewayListen): Running
         limiter,
         cache: new ResponseCache(bus),
         log,
-        cdnMaxAgeS: config.contentCdnMaxAgeS,
+        // A CDN copy answers without asking us, so it must not outlive the
+        // promise that a revoked key is refused everywhere within KEY_CACHE_TTL_S.
+        cdnMaxAgeS: Math.min(config.contentCdnMaxAgeS, config.keyCacheTtlS),
       }),
     },
   });

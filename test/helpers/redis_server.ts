@@ -12,6 +12,10 @@ export interface OwnRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port, empty. */
   restart(): Promise<void>;
+  /** Freezes the process (SIGSTOP): connections stay open, nothing answers. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -82,5 +86,13 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     child = undefined;
   };
   await spawn();
-  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: spawn, close: kill };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    restart: spawn,
+    pause: () => child?.kill("SIGSTOP"),
+    resume: () => child?.kill("SIGCONT"),
+    close: kill,
+  };
 }

@@ -36,6 +36,7 @@ export class ResponseCache {
 
   /** Cache key: site, path and the query without the key parameter, sorted by name. */
   static keyOf(siteId: string, url: URL): string {
+    if (url.search === "") return `${siteId}\n${url.pathname}\n`;
     const params = [...url.searchParams].filter(([name]) => name !== "key");
     params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     return `${siteId}\n${url.pathname}\n${new URLSearchParams(params)}`;

@@ -11,6 +11,7 @@ import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { acmeSite, call, eventually, roomInWindow } from "./helpers/content.ts";
 import { type CapturedLog, captureLog } from "./helpers/log_capture.ts";
 import { type OwnRedis, ownRedisWanted, startOwnRedis } from "./helpers/redis_server.ts";
+import { RedisCounter } from "../services/gateway/rate_limit/redis_counter.ts";
 
 const REDIS_WANTED = REDIS_URL !== undefined || await ownRedisWanted();
 const PER_IP = 5;
@@ -150,4 +151,42 @@ describe.each(STORAGES)("content API when Redis fails, on %s", (storage) => {
     );
     expect(back).toBe(true);
   }, 30_000);
+});
+
+describe.skipIf(!REDIS_WANTED)("Redis counters", () => {
+  let own: OwnRedis;
+  let client: Redis;
+  beforeAll(async () => {
+    own = await startOwnRedis();
+    client = new Redis(own.url, { lazyConnect: true });
+    await client.connect();
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await own?.close();
+  });
+
+  it("counts requests of one turn in one script call, each exactly and in order", async () => {
+    const counter = new RedisCounter(client, "unit:");
+    const now = Date.now();
+    await client.config("RESETSTAT");
+    const results = await Promise.all(
+      Array.from(
+        { length: 50 },
+        (_, i) => counter.hit([{ name: "ip", by: 1 }, { name: "bad", by: i % 2 }], now),
+      ),
+    );
+    expect(results.map(([ip]) => ip)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(results.map(([, bad]) => bad)).toEqual(
+      Array.from({ length: 50 }, (_, i) => Math.floor(i / 2) + (i % 2)),
+    );
+    const stats = await client.info("commandstats");
+    const scripts = Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+      Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    expect(scripts).toBeGreaterThanOrEqual(1);
+    expect(scripts).toBeLessThanOrEqual(2);
+    const window = Math.floor(now / 60_000);
+    expect(await client.get(`unit:rl:${window}:ip`)).toBe("50");
+    expect(await client.pttl(`unit:rl:${window}:ip`)).toBeGreaterThan(60_000);
+  });
 });

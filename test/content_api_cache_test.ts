@@ -158,6 +158,8 @@ describe.each(STORAGES)("content API caching on %s", (storage) => {
       const answer = await get(path);
       before.set(path, { etag: answer.headers.get("etag")!, text: answer.text });
     }
+    const edited = (await get("/content/v1/blocks/title")).body;
+    const untouched = (await get("/content/v1/blocks/cta")).body;
     const changed = structuredClone(manifest);
     const hero = changed.pages[0].sections[0];
     hero.blocks[0].content = { en: "Hello again", de: "Hallo nochmal" };
@@ -177,6 +179,12 @@ describe.each(STORAGES)("content API caching on %s", (storage) => {
         en: "Hello there",
       });
       expect((await get("/content/v1/langs")).body).toEqual({ langs: ["en", "de"] });
+      // updatedAt is the time of the last edit: an unchanged block keeps it, and its id.
+      const title = (await get("/content/v1/blocks/title")).body;
+      expect(title.id).toBe(edited.id);
+      expect(Date.parse(title.updatedAt)).toBeGreaterThan(Date.parse(edited.updatedAt));
+      const cta = (await get("/content/v1/blocks/cta?lang=en,de")).body;
+      expect(cta).toMatchObject({ id: untouched.id, updatedAt: untouched.updatedAt });
       expect((await get("/content/v1/blocks/note")).body.content).toEqual({ en: "Footer note" });
       expect((await get("/content/v1/blocks/note?section=hero")).body.content).toEqual({
         en: "New",

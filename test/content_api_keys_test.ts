@@ -94,6 +94,19 @@ describe.each(STORAGES)("content API keys on %s", (storage) => {
     // HTTP strips the spaces around a header value, never inside a query value.
     expectInvalidKey(await get(`/content/v1/langs?key=${ACME_KEY}%20`, { key: null }));
     expectInvalidKey(await get("/content/v1/langs", { key: UNKNOWN_KEY }));
+    for (
+      const path of [
+        "/content/v1/pages/home",
+        "/content/v1/sections/hero",
+        "/content/v1/blocks/title",
+        "/content/v1/blog",
+        "/content/v1/blog/hello-world",
+        "/content/v1/langs",
+      ]
+    ) {
+      expectInvalidKey(await get(path, { key: null }));
+      expectInvalidKey(await get(path, { key: UNKNOWN_KEY }));
+    }
   });
 
   it("checks the key before the marker, the language and the content", async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
+import { type CapturedLog, captureLog } from "./helpers/log_capture.ts";
 import {
   ACME_KEY,
   acmeSite,
@@ -49,6 +50,7 @@ const UNKNOWN = [
 
 describe.each(STORAGES)("content API over HTTP on %s", (storage) => {
   let sys: TestSystem;
+  let captured: CapturedLog;
   const get = (path: string, options?: CallOptions) => call(sys.url, path, options);
   const expectError = (answer: Answer, status: number, body: unknown) => {
     expect(answer.status).toBe(status);
@@ -57,7 +59,8 @@ describe.each(STORAGES)("content API over HTTP on %s", (storage) => {
   };
 
   beforeAll(async () => {
-    sys = await startTestSystem({ storage, seed: await acmeSite() });
+    captured = captureLog();
+    sys = await startTestSystem({ storage, seed: await acmeSite(), log: captured.log });
   });
   afterAll(async () => {
     await sys?.close();
@@ -253,6 +256,7 @@ describe.each(STORAGES)("content API over HTTP on %s", (storage) => {
       expect(answer.status).toBeLessThan(600);
       expect(typeof answer.body.message).toBe("string");
       expect(errorHeaders(answer)).toEqual(ERROR_HEADERS);
+      expect(captured.find("content request failed")).toHaveLength(1);
     });
   });
 });

@@ -284,7 +284,10 @@ export async function run(): Promise<BenchReport> {
   notes.push("vs bare: against the mean of the two bare runs (the machine's load drifts)");
   const [cpus, load] = [navigator.hardwareConcurrency, Deno.loadavg().map((l) => l.toFixed(2))];
   notes.push(
-    `storage: ${DATABASE_URL ? "a fresh Postgres database (DATABASE_URL)" : "embedded PGlite"}`,
+    DATABASE_URL
+      ? "storage: a fresh Postgres database (DATABASE_URL)"
+      : "storage: embedded PGlite, whose WebAssembly Postgres alone holds about 550 MB of the " +
+        "system's RSS (set DATABASE_URL to measure the services without it)",
     `wrk -t1 -c${CONNECTIONS}, ${WARMUP_S} s warm-up then ${DURATION_S} s measured per target`,
     "limits raised to 10^9 a minute: still counted on every request, never reached",
     "target: system ≥ 40% of bare throughput with every policy on, p99 ≤ 10 ms",

@@ -407,7 +407,7 @@ describe.each(STORAGES)("content API blog on %s", (storage) => {
 
   describe("scheduled publication", () => {
     it("publishes a scheduled post within 5 s of its time, in the list and alone; drafts never", async () => {
-      const at = Date.now() + 3000;
+      const at = Date.now() + 4000;
       const post = (slug: string, status: string, publishedAt: number) => ({
         slug,
         status,
@@ -438,9 +438,11 @@ describe.each(STORAGES)("content API blog on %s", (storage) => {
         expect(slugs(list)).not.toContain("draft");
         return inList;
       };
-      // Before: absent (and the gateway now holds both answers).
-      expect(await visible(onKey)).toBe(false);
-      expect(await visible(offKey)).toBe(false);
+      // Before: absent (and the gateway now holds both answers), unless importing was slow.
+      if (Date.now() < at - 500) {
+        expect(await visible(onKey)).toBe(false);
+        expect(await visible(offKey)).toBe(false);
+      }
       let seenAt: number | undefined;
       while (Date.now() < at + 6000) {
         const checkedAt = Date.now();

@@ -18,7 +18,7 @@ export function accessLog(log: Logger): Middleware {
   return async (ctx, next) => {
     const response = await next();
     const failed = response.status >= 500;
-    if (!failed && !log.enabled("debug")) return response;
+    if (!failed && log.enabled?.("debug") === false) return response;
     const fields = {
       method: ctx.request.method,
       path: maskUrl(ctx.url.pathname + ctx.url.search),

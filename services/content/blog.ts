@@ -10,16 +10,29 @@ export interface PostTimes {
   status: "draft" | "published";
   publishedAt: number | null;
   createdAt: number | null;
+  /** When the post was last saved (imported with a change). */
+  savedAt: number;
   position: number;
 }
 
-/** Drafts never; published posts once their publication time has come. */
-export function isVisible(post: PostTimes, now: number): boolean {
-  return post.status === "published" && (post.publishedAt === null || post.publishedAt <= now);
+/**
+ * Drafts never. A published post once its publication time has come; a post
+ * saved with a future date is scheduled, and its time arriving publishes it
+ * only while scheduling is enabled in the blog settings. Without scheduling it
+ * stays hidden until it is saved again after its date (an editor's action).
+ */
+export function isVisible(post: PostTimes, now: number, scheduling: boolean): boolean {
+  if (post.status !== "published" || post.publishedAt === null) return post.status === "published";
+  return post.publishedAt <= now && (scheduling || post.publishedAt <= post.savedAt);
 }
 
 /** The earliest publication still to come, when a cached answer stops being right. */
-export function nextPublication(posts: readonly PostTimes[], now: number): number | null {
+export function nextPublication(
+  posts: readonly PostTimes[],
+  now: number,
+  scheduling: boolean,
+): number | null {
+  if (!scheduling) return null;
   let next: number | null = null;
   for (const p of posts) {
     if (p.status === "published" && p.publishedAt !== null && p.publishedAt > now) {

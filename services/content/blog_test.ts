@@ -5,21 +5,31 @@ const post = (position: number, publishedAt: number | null, createdAt: number | 
   status: "published" as const,
   publishedAt,
   createdAt,
+  savedAt: 0,
   position,
 });
 
 describe("visibility", () => {
   it("hides drafts whatever their date and future posts until their time", () => {
-    expect(isVisible({ ...post(0, 0), status: "draft" }, 10)).toBe(false);
-    expect(isVisible(post(0, 11), 10)).toBe(false);
-    expect(isVisible(post(0, 10), 10)).toBe(true);
-    expect(isVisible(post(0, null), 10)).toBe(true);
+    expect(isVisible({ ...post(0, 0), status: "draft" }, 10, true)).toBe(false);
+    expect(isVisible({ ...post(0, null), status: "draft" }, 10, true)).toBe(false);
+    expect(isVisible(post(0, 11), 10, true)).toBe(false);
+    expect(isVisible(post(0, 10), 10, true)).toBe(true);
+    expect(isVisible(post(0, null), 10, true)).toBe(true);
   });
 
-  it("finds the next publication", () => {
-    expect(nextPublication([post(0, 5), post(1, 30), post(2, 20)], 10)).toBe(20);
-    expect(nextPublication([post(0, 5)], 10)).toBeNull();
-    expect(nextPublication([{ ...post(0, 50), status: "draft" }], 10)).toBeNull();
+  it("without scheduling, publishes only posts already due when they were saved", () => {
+    expect(isVisible({ ...post(0, 5), savedAt: 8 }, 10, false)).toBe(true);
+    expect(isVisible({ ...post(0, 9), savedAt: 8 }, 10, false)).toBe(false);
+    expect(isVisible({ ...post(0, 9), savedAt: 8 }, 10, true)).toBe(true);
+    expect(isVisible(post(0, null), 10, false)).toBe(true);
+  });
+
+  it("finds the next publication, none without scheduling", () => {
+    expect(nextPublication([post(0, 5), post(1, 30), post(2, 20)], 10, true)).toBe(20);
+    expect(nextPublication([post(0, 5)], 10, true)).toBeNull();
+    expect(nextPublication([{ ...post(0, 50), status: "draft" }], 10, true)).toBeNull();
+    expect(nextPublication([post(0, 30)], 10, false)).toBeNull();
   });
 });
 

@@ -70,7 +70,7 @@ export function contentHandlers(
   const steady = () => now() + options.freshForMs;
   // A blog answer stops being right when the next scheduled post is published.
   const blogFresh = (content: SiteContent, t: number) => {
-    const next = nextPublication(content.posts, t);
+    const next = nextPublication(content.posts, t, content.blog.scheduling);
     return next === null ? t + options.freshForMs : Math.min(next, t + options.freshForMs);
   };
 
@@ -112,7 +112,7 @@ export function contentHandlers(
       const content = await site(request.siteId);
       const langs = languages(content, request.lang);
       const t = now();
-      const visible = content.posts.filter((p) => isVisible(p, t));
+      const visible = content.posts.filter((p) => isVisible(p, t, content.blog.scheduling));
       const window = resolveWindow(
         {
           limit: request.limit,
@@ -135,7 +135,9 @@ export function contentHandlers(
       const langs = languages(content, request.lang);
       const t = now();
       const post = SLUG.test(request.slug)
-        ? content.posts.find((p) => p.slug === request.slug && isVisible(p, t))
+        ? content.posts.find((p) =>
+          p.slug === request.slug && isVisible(p, t, content.blog.scheduling)
+        )
         : undefined;
       if (!post) throw publicError(Code.NotFound, "post_not_found");
       return { body: renderedBody({ post: renderPost(post, langs) }, blogFresh(content, t)) };

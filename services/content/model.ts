@@ -37,6 +37,8 @@ export interface Post {
   title: LanguageMap;
   image: string | LanguageMap | null;
   body: LanguageMap;
+  /** Unix ms of the last import that changed the post. */
+  savedAt: number;
   position: number;
 }
 

@@ -32,9 +32,9 @@ export function renderValue(
       return multilang && isObject(value) ? pickLanguages(value, langs) as JsonObject : value;
     case "link": {
       if (!isObject(value)) return value;
-      const out: JsonObject = { ...value };
-      if (isObject(value.title)) out.title = pickLanguages(value.title, langs) as JsonObject;
-      return out;
+      // title is always a language map, empty when the link has no saved title.
+      const title = isObject(value.title) ? value.title : {};
+      return { ...value, title: pickLanguages(title, langs) as JsonObject };
     }
     case "object":
       return renderObject(fields ?? [], value, langs);
@@ -111,10 +111,29 @@ export function renderPage(
   return { marker: page.marker, href: page.href, content };
 }
 
+/**
+ * A post's translations: unlike block values, where a blank string is a saved
+ * value, an empty post translation counts as no translation and is omitted.
+ */
+function filledTranslations(
+  map: Record<string, string> | null | undefined,
+  langs: readonly string[],
+): JsonObject {
+  const out: JsonObject = {};
+  if (!map) return out;
+  for (const lang of langs) {
+    const value = map[lang];
+    if (typeof value === "string" && value.trim() !== "") out[lang] = value;
+  }
+  return out;
+}
+
+/** One cover is the same URL under every requested language; a map is filtered. */
 function coverFor(image: Post["image"], langs: readonly string[]): JsonObject {
-  if (image === null) return {};
-  if (typeof image === "string") return Object.fromEntries(langs.map((l) => [l, image]));
-  return pickLanguages(image, langs) as JsonObject;
+  if (typeof image === "string") {
+    return image.trim() === "" ? {} : Object.fromEntries(langs.map((l) => [l, image]));
+  }
+  return filledTranslations(image, langs);
 }
 
 export function renderPostSummary(post: Post, langs: readonly string[]): JsonObject {
@@ -122,11 +141,11 @@ export function renderPostSummary(post: Post, langs: readonly string[]): JsonObj
     slug: post.slug,
     author: post.author,
     publishedAt: post.publishedAt === null ? null : new Date(post.publishedAt).toISOString(),
-    title: pickLanguages(post.title, langs) as JsonObject,
+    title: filledTranslations(post.title, langs),
     image: coverFor(post.image, langs),
   };
 }
 
 export function renderPost(post: Post, langs: readonly string[]): JsonObject {
-  return { ...renderPostSummary(post, langs), body: pickLanguages(post.body, langs) as JsonObject };
+  return { ...renderPostSummary(post, langs), body: filledTranslations(post.body, langs) };
 }

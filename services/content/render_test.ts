@@ -46,6 +46,14 @@ describe("renderValue", () => {
     });
   });
 
+  it("always gives a link a title map", () => {
+    expect(renderValue("link", false, null, { url: "/x", target: "_self" }, ["en"])).toEqual({
+      url: "/x",
+      target: "_self",
+      title: {},
+    });
+  });
+
   it("filters link titles only", () => {
     const link = { url: "/signup", target: "_self", title: { en: "Join", de: "Mitmachen" } };
     expect(renderValue("link", false, null, link, ["de"])).toEqual({
@@ -139,6 +147,7 @@ describe("posts", () => {
     title: { en: "Hello" },
     image: "https://c/cover.png",
     body: { en: "<p>Hi</p>", de: "<p>Hallo</p>" },
+    savedAt: 0,
     position: 0,
   };
 
@@ -150,6 +159,21 @@ describe("posts", () => {
       title: { en: "Hello" },
       image: { en: "https://c/cover.png", de: "https://c/cover.png" },
     });
+  });
+
+  it("omits empty translations of title, cover and body", () => {
+    const sparse: Post = {
+      ...post,
+      title: { en: "Hello", de: "" },
+      image: { en: "https://c/en.png", de: " " },
+      body: { en: "", de: "<p>Hallo</p>" },
+    };
+    expect(renderPost(sparse, ["en", "de"])).toMatchObject({
+      title: { en: "Hello" },
+      image: { en: "https://c/en.png" },
+      body: { de: "<p>Hallo</p>" },
+    });
+    expect(renderPostSummary({ ...post, image: null }, ["en"]).image).toEqual({});
   });
 
   it("adds the body to a single post and leaves it out of summaries", () => {

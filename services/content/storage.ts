@@ -63,8 +63,10 @@ export class ContentStore {
       image: string | LanguageMap | null;
       body: LanguageMap;
       position: number;
+      updated_at: Date;
     }>(
-      `select slug, status, published_at, created_at, author, title, image, body, position
+      `select slug, status, published_at, created_at, author, title, image, body, position,
+              updated_at
          from content.posts where site_id = $1 order by position`,
       [siteId],
     );
@@ -109,6 +111,7 @@ export class ContentStore {
       title: p.title,
       image: p.image,
       body: p.body,
+      savedAt: new Date(p.updated_at).getTime(),
       position: p.position,
     }));
     return {

@@ -18,10 +18,13 @@ export type Caller =
   | { ok: false; reason: string };
 
 const REFUSAL_TTL_MS = 5_000;
+/** Hashes remembered per raw key: a SHA-256 per request is the hot path's largest cost. */
+const MAX_HASHES = 10_000;
 
 export class Callers {
   #cache = new TtlCache<string, Caller>({ maxEntries: 100_000 });
   #pending = new Map<string, Promise<Caller>>();
+  #hashes = new Map<string, string>();
   #refusalTtlMs: number;
 
   constructor(private readonly auth: Client<typeof AuthService>, bus: Bus, keyCacheTtlS: number) {
@@ -30,11 +33,22 @@ export class Callers {
     bus.subscribe("origin-changed", (host) => this.#cache.delete(`host:${host}`));
   }
 
+  /** The stored form of a key (its hash), remembered for keys seen lately. */
+  hashOf(key: string): string {
+    let hash = this.#hashes.get(key);
+    if (hash === undefined) {
+      // Keys are few per site; a flood of made-up keys only empties the memo.
+      if (this.#hashes.size >= MAX_HASHES) this.#hashes.clear();
+      hash = hashKey(key);
+      this.#hashes.set(key, hash);
+    }
+    return hash;
+  }
+
   /** Resolves a site key (pk_...); malformed keys are refused without a call. */
   siteKey(key: string): Promise<Caller> {
     if (!SITE_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    const hash = hashKey(key);
-    return this.#resolve(`key:${hash}`, async () => {
+    return this.#resolve(`key:${this.hashOf(key)}`, async () => {
       const answer = await this.auth.resolveSiteKey({ key });
       return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
     });
@@ -42,7 +56,7 @@ export class Callers {
 
   secretKey(key: string): Promise<Caller> {
     if (!SECRET_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    return this.#resolve(`key:${hashKey(key)}`, async () => {
+    return this.#resolve(`key:${this.hashOf(key)}`, async () => {
       const answer = await this.auth.resolveSecretKey({ key });
       return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
     });

@@ -7,8 +7,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { Logger } from "../lib/log.ts";
-import { hashKey } from "../lib/keys.ts";
-import { type Handler, jsonError, type RequestContext } from "./http.ts";
+import { type Handler, JSON_TYPE, jsonError, type RequestContext } from "./http.ts";
 import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
@@ -102,7 +101,7 @@ export function contentApi(options: ContentApiOptions): Handler {
     if (etagMatches(ctx.request.headers.get("if-none-match"), cached.etag)) {
       return new Response(null, { status: 304, headers });
     }
-    headers["content-type"] = "application/json; charset=utf-8";
+    headers["content-type"] = JSON_TYPE;
     if (ctx.request.method === "HEAD") {
       headers["content-length"] = String(cached.body.byteLength);
       return new Response(null, { status: 200, headers });
@@ -112,10 +111,9 @@ export function contentApi(options: ContentApiOptions): Handler {
 
   const handle = async (ctx: RequestContext): Promise<Response> => {
     const { request, url } = ctx;
+    // A preflight is answered for any path, before routing, as CORS middleware does.
     if (request.method === "OPTIONS") return contentPreflight();
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
-    }
+    // Route before method: a URL that matches no endpoint is a 404 whatever the method.
     const match = matchRoute(table, url.pathname);
     if (!match) {
       return error(404, {
@@ -125,13 +123,19 @@ export function contentApi(options: ContentApiOptions): Handler {
       });
     }
     ctx.route = match.route.pattern;
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
+    }
 
+    if (options.limiter.contentIpRefused(ctx.ip, now())) {
+      return error(429, { message: "rate_limit_exceeded" });
+    }
     // The header is the documented form; the query parameter is the fallback.
     const key = request.headers.get("x-crm-key") || url.searchParams.get("key") || "";
     const caller = await options.callers.siteKey(key);
     const limited = await options.limiter.contentLimited({
       ip: ctx.ip,
-      validKey: caller.ok ? hashKey(key) : undefined,
+      validKey: caller.ok ? options.callers.hashOf(key) : undefined,
       invalidKey: !caller.ok,
     }, now());
     if (limited) return error(429, { message: "rate_limit_exceeded" });
@@ -140,15 +144,18 @@ export function contentApi(options: ContentApiOptions): Handler {
     const cacheKey = ResponseCache.keyOf(caller.siteId, url);
     const cached = options.cache.get(cacheKey);
     if (cached) return answer(ctx, cached);
+    const generation = options.cache.generation;
     const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
     if (!body) throw new Error("content-service answered without a body");
     const fresh: CachedAnswer = {
       siteId: caller.siteId,
-      body: body.json,
+      // A plain copy: the decoded bytes are a view into the whole RPC frame
+      // (a Node Buffer), slower to send and keeping the frame alive.
+      body: new Uint8Array(body.json),
       etag: body.etag,
       freshUntil: Number(body.freshUntilMs),
     };
-    options.cache.set(cacheKey, fresh);
+    options.cache.set(cacheKey, fresh, generation);
     return answer(ctx, fresh);
   };
 

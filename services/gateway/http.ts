@@ -26,7 +26,11 @@ export function compose(middlewares: readonly Middleware[], handler: Handler): H
   );
 }
 
-const JSON_TYPE = "application/json; charset=utf-8";
+/**
+ * JSON is UTF-8 by definition (RFC 8259) and its media type has no charset
+ * parameter, so the type is sent exactly as the specification names it.
+ */
+export const JSON_TYPE = "application/json";
 
 /** A JSON response; bodies given as bytes are sent as they are. */
 export function json(status: number, body: unknown, headers: HeadersInit = {}): Response {

@@ -71,7 +71,9 @@ export async function startGateway(
         limiter,
         cache: new ResponseCache(bus),
         log,
-        cdnMaxAgeS: config.contentCdnMaxAgeS,
+        // A CDN copy answers without asking us, so it must not outlive the
+        // promise that a revoked key is refused everywhere within KEY_CACHE_TTL_S.
+        cdnMaxAgeS: Math.min(config.contentCdnMaxAgeS, config.keyCacheTtlS),
       }),
       widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,

@@ -17,6 +17,8 @@ export const requestIdHeader: Middleware = async (ctx, next) => {
 export function accessLog(log: Logger): Middleware {
   return async (ctx, next) => {
     const response = await next();
+    const failed = response.status >= 500;
+    if (!failed && log.enabled?.("debug") === false) return response;
     const fields = {
       method: ctx.request.method,
       path: maskUrl(ctx.url.pathname + ctx.url.search),
@@ -26,7 +28,7 @@ export function accessLog(log: Logger): Middleware {
       ip: ctx.ip,
       requestId: ctx.requestId,
     };
-    if (response.status >= 500) log.warn("request", fields);
+    if (failed) log.warn("request", fields);
     else log.debug("request", fields);
     return response;
   };

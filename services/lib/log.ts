@@ -14,6 +14,11 @@ export interface Logger {
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /**
+   * Whether lines of this level are written, so hot paths can skip building
+   * them. Optional: a logger without it is taken to write every level.
+   */
+  enabled?(level: LogLevel): boolean;
 }
 
 export type LogSink = (line: string) => void;
@@ -45,6 +50,7 @@ export function createLogger(
     warn: (m, f) => write("warn", m, f),
     error: (m, f) => write("error", m, f),
     child: (fields) => createLogger(level, { ...base, ...fields }, sink),
+    enabled: (lvl) => ORDER[lvl] >= threshold,
   };
 }
 

@@ -1,12 +1,16 @@
 /**
  * Redis connections through ioredis. Commands never queue while Redis is
  * away: they fail at once, so callers fall back to their in-process
- * equivalents instead of stalling requests. ioredis keeps reconnecting in
- * the background.
+ * equivalents instead of stalling requests. A Redis that hangs rather than
+ * goes away fails each command after COMMAND_TIMEOUT_MS. ioredis keeps
+ * reconnecting in the background.
  */
 import { Redis } from "ioredis";
 
 export type { Redis };
+
+/** Far above a healthy round trip (well under a millisecond on a LAN), far below a client's patience. */
+const COMMAND_TIMEOUT_MS = 500;
 
 export async function connectRedis(url: string): Promise<Redis> {
   const redis = new Redis(url, {
@@ -14,6 +18,7 @@ export async function connectRedis(url: string): Promise<Redis> {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 3000,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     // Reconnect quickly at first, then every two seconds.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 2000),
   });
@@ -32,7 +37,12 @@ export async function connectRedis(url: string): Promise<Redis> {
 
 /** A second connection for subscriptions, which Redis keeps apart from commands. */
 export function subscriberOf(redis: Redis): Redis {
-  const subscriber = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+  // A subscription waits for Redis as long as it takes, so no command timeout here.
+  const subscriber = redis.duplicate({
+    enableOfflineQueue: true,
+    lazyConnect: false,
+    commandTimeout: undefined,
+  });
   subscriber.on("error", () => {});
   return subscriber;
 }

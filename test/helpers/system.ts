@@ -3,7 +3,7 @@
  * for, as `deno task start` composes it.
  */
 import { type Config, loadConfig } from "../../services/lib/config.ts";
-import { createLogger } from "../../services/lib/log.ts";
+import { createLogger, type Logger } from "../../services/lib/log.ts";
 import { type RunningSystem, startSystem } from "../../services/cli/system.ts";
 import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
@@ -16,10 +16,19 @@ export interface TestSystemOptions {
   redis?: boolean;
   /** Extra settings, e.g. limits. */
   env?: Record<string, string>;
+  /** Logger for the whole system (e.g. one with a sink that captures lines). */
+  log?: Logger;
+  /**
+   * An existing Postgres database to share with another system (storage
+   * "postgres" only); it is not dropped on close.
+   */
+  databaseUrl?: string;
 }
 
 export interface TestSystem {
   url: string;
+  /** The Postgres database the system runs on (storage "postgres"). */
+  databaseUrl?: string;
   config: Config;
   system: RunningSystem;
   get(path: string, init?: RequestInit): Promise<Response>;
@@ -37,7 +46,7 @@ export const RELAXED_LIMITS = {
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const storage = options.storage ?? "pglite";
-  const pg = storage === "postgres" ? await freshPostgresUrl() : undefined;
+  const pg = storage === "postgres" && !options.databaseUrl ? await freshPostgresUrl() : undefined;
   const env: Record<string, string> = {
     PORT: "0",
     AUTH_URL: "http://127.0.0.1:0",
@@ -50,6 +59,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     ...options.env,
   };
   if (pg) env.DATABASE_URL = pg.url;
+  if (storage === "postgres" && options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
   if (options.redis && REDIS_URL) env.REDIS_URL = REDIS_URL;
   const config = loadConfig(env, "start");
   const seed = options.seed === undefined
@@ -59,7 +69,10 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     : JSON.stringify(options.seed);
   let system: RunningSystem;
   try {
-    system = await startSystem(config, { seed, log: createLogger(config.logLevel) });
+    system = await startSystem(config, {
+      seed,
+      log: options.log ?? createLogger(config.logLevel),
+    });
   } catch (error) {
     await pg?.drop();
     throw error;
@@ -67,6 +80,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const url = system.gateway.url;
   return {
     url,
+    databaseUrl: config.databaseUrl,
     config: system.config,
     system,
     get: (path, init) => fetch(url + path, init),

@@ -50,6 +50,15 @@ export class RateLimiter {
 
   constructor(private readonly counter: WindowCounter, private readonly limits: RateLimits) {}
 
+  /**
+   * True when this IP is already refused for the rest of the minute (over
+   * its limit or its invalid keys), known here without counting: the request
+   * is answered 429 whatever its key, so the key need not even be looked up.
+   */
+  contentIpRefused(ip: string, now: number): boolean {
+    return this.#refused.has(`c:bad:${ip}`, now) || this.#refused.has(`c:ip:${ip}`, now);
+  }
+
   /** True when the content request must be answered 429. */
   async contentLimited(call: ContentCall, now: number): Promise<boolean> {
     const ipName = `c:ip:${call.ip}`;

@@ -103,3 +103,15 @@ describe("marketing limits", () => {
     expect(perSite).toEqual([false, false, false, false, false, true]);
   });
 });
+
+describe("refusals known without counting", () => {
+  it("tells an IP refused for the rest of the minute, and only that IP", async () => {
+    const limiter = new RateLimiter(new LocalCounter(), limits);
+    for (let i = 0; i < 21; i++) {
+      await limiter.contentLimited({ ip: "9.9.9.9", invalidKey: true }, t0);
+    }
+    expect(limiter.contentIpRefused("9.9.9.9", t0)).toBe(true);
+    expect(limiter.contentIpRefused("9.9.9.8", t0)).toBe(false);
+    expect(limiter.contentIpRefused("9.9.9.9", t0 + minute)).toBe(false);
+  });
+});

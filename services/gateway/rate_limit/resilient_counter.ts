@@ -1,19 +1,24 @@
 /**
- * Redis counters with an in-process fallback. When a Redis call fails the
- * gateway keeps serving with its own windows (exact for one replica, per
- * replica otherwise), logs the switch once, and goes back to Redis as soon as
- * ioredis has reconnected.
+ * Redis counters with an in-process fallback. When a Redis call fails (or
+ * times out) the gateway keeps serving with its own windows (exact for one
+ * replica, per replica otherwise) and logs the switch once. While degraded no
+ * request waits on Redis: a background PING, at most one a second, finds out
+ * when Redis answers again, and the next requests count there again.
  */
 import type { Redis } from "../../lib/redis.ts";
 import type { Logger } from "../../lib/log.ts";
 import { type CounterHit, LocalCounter, type WindowCounter } from "./counter.ts";
 import { RedisCounter } from "./redis_counter.ts";
 
+const PROBE_EVERY_MS = 1000;
+
 export class ResilientCounter implements WindowCounter {
   #redis: Redis;
   #shared: RedisCounter;
   #local = new LocalCounter();
   #degraded = false;
+  #probing = false;
+  #nextProbe = 0;
   #log: Logger;
 
   constructor(redis: Redis, keyPrefix: string, log: Logger) {
@@ -26,20 +31,35 @@ export class ResilientCounter implements WindowCounter {
     return this.#degraded;
   }
 
-  async hit(hits: readonly CounterHit[], now: number): Promise<number[]> {
+  hit(hits: readonly CounterHit[], now: number): Promise<number[]> {
     if (this.#degraded) {
-      if (this.#redis.status !== "ready") return this.#local.hitSync(hits, now);
-      this.#degraded = false;
-      this.#log.info("rate limits: Redis is back; shared windows again");
+      this.#probe();
+      return Promise.resolve(this.#local.hitSync(hits, now));
     }
-    try {
-      return await this.#shared.hit(hits, now);
-    } catch (error) {
-      this.#degraded = true;
-      this.#log.warn("rate limits: Redis failed; using in-process windows until it returns", {
-        error,
-      });
+    return this.#shared.hit(hits, now).catch((error) => {
+      if (!this.#degraded) {
+        this.#degraded = true;
+        this.#nextProbe = Date.now() + PROBE_EVERY_MS;
+        this.#log.warn("rate limits: Redis failed; using in-process windows until it returns", {
+          error,
+        });
+      }
       return this.#local.hitSync(hits, now);
-    }
+    });
+  }
+
+  #probe() {
+    if (this.#probing || Date.now() < this.#nextProbe) return;
+    this.#probing = true;
+    this.#redis.ping().then(
+      () => {
+        this.#degraded = false;
+        this.#log.info("rate limits: Redis is back; shared windows again");
+      },
+      () => {/* still away; the next probe tries again */},
+    ).finally(() => {
+      this.#probing = false;
+      this.#nextProbe = Date.now() + PROBE_EVERY_MS;
+    });
   }
 }

@@ -1,0 +1,303 @@
+/**
+ * `deno task bench content`: the hot page read through the whole system
+ * against a bare Deno.serve returning the same bytes, in one run.
+ *
+ * The system runs as `deno task start --seed FILE` in a child process (all
+ * policies on: CORS, key check, rate limits counted with raised limits, ETag,
+ * cache headers), once with in-process limits and once with Redis-backed
+ * ones. wrk, a separate process, drives each target with 64 connections.
+ * Peak memory is the server process's VmHWM from /proc.
+ */
+import type { BenchReport, BenchRow } from "./main.ts";
+import { BENCH_KEY, benchManifest, HOT_PATH } from "./content_site.ts";
+import { DATABASE_URL, REDIS_URL } from "../helpers/env.ts";
+import { freshPostgresUrl } from "../helpers/storage.ts";
+import { type OwnRedis, redisServerInstalled, startOwnRedis } from "../helpers/redis_server.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const CONNECTIONS = 64;
+const WARMUP_S = 3;
+const DURATION_S = 10;
+const RAISED_LIMITS = {
+  RATE_LIMIT_CONTENT_PER_IP: "1000000000",
+  RATE_LIMIT_CONTENT_PER_KEY: "1000000000",
+  RATE_LIMIT_INVALID_KEY_PER_IP: "1000000000",
+};
+
+interface Server {
+  url: string;
+  /** The process that serves (not a `deno task` wrapper around it). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+interface LoadResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** wrk from Debian's packages: installed here when missing and we are root. */
+async function ensureWrk(): Promise<void> {
+  const has = async () => {
+    try {
+      return (await new Deno.Command("wrk", { args: ["--version"], stderr: "null", stdout: "null" })
+        .output()).code !== 127;
+    } catch {
+      return false;
+    }
+  };
+  if (await has()) return;
+  if (Deno.uid() === 0) {
+    console.error("wrk is missing; installing it from Debian's packages (apt-get install wrk)");
+    const run = (args: string[]) =>
+      new Deno.Command("apt-get", { args, env: { DEBIAN_FRONTEND: "noninteractive" } }).output();
+    await run(["update", "-qq"]);
+    await run(["install", "-y", "-qq", "wrk"]);
+    if (await has()) return;
+  }
+  throw new Error("the content benchmark needs wrk: install it with `apt-get install wrk`");
+}
+
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry.name)]);
+    } catch { /* gone */ }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const child of parents.get(p) ?? []) {
+      out.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+function peakRssMb(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? "0");
+  return Math.round(kb / 1024);
+}
+
+/** Spawns a server and resolves once it prints the line ready matches (group 1: its URL). */
+async function spawnServer(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  serverCommand: string,
+): Promise<Server> {
+  const child = new Deno.Command("deno", {
+    args,
+    cwd: ROOT,
+    env,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let output = "";
+  while (!ready.test(output)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited before it was ready:\n${output}`);
+    output += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* keep the pipe drained */ }
+  })().catch(() => {});
+  const url = ready.exec(output)![1];
+  const pid = [child.pid, ...descendants(child.pid)].find((p) => {
+    try {
+      return Deno.readTextFileSync(`/proc/${p}/cmdline`).includes(serverCommand);
+    } catch {
+      return false;
+    }
+  }) ?? child.pid;
+  return {
+    url,
+    pid,
+    async stop() {
+      for (const p of descendants(child.pid)) {
+        try {
+          Deno.kill(p, "SIGTERM");
+        } catch { /* gone */ }
+      }
+      child.kill("SIGTERM");
+      await child.status;
+    },
+  };
+}
+
+function startSystem(
+  seedFile: string,
+  redisUrl: string | undefined,
+  databaseUrl: string | undefined,
+): Promise<Server> {
+  const env = {
+    PORT: String(freePort()),
+    AUTH_URL: `http://127.0.0.1:${freePort()}`,
+    CONTENT_URL: `http://127.0.0.1:${freePort()}`,
+    INGEST_URL: `http://127.0.0.1:${freePort()}`,
+    CRM_DATA_DIR: Deno.makeTempDirSync({ prefix: "crm-bench-" }),
+    DATABASE_URL: databaseUrl ?? "",
+    REDIS_URL: redisUrl ?? "",
+    REDIS_KEY_PREFIX: `crmbench${Date.now().toString(36)}:`,
+    LOG_LEVEL: "warn",
+    ...RAISED_LIMITS,
+  };
+  return spawnServer(
+    ["task", "-q", "start", "--seed", seedFile],
+    env,
+    /gateway listening on (\S+)/,
+    "services/cli/start.ts",
+  );
+}
+
+function startBare(bodyFile: string): Promise<Server> {
+  return spawnServer(
+    ["run", "-A", "test/bench/bare_server.ts", String(freePort()), bodyFile],
+    {},
+    /bare server listening on (\S+)/,
+    "bare_server.ts",
+  );
+}
+
+const MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
+const duration = (text: string) => {
+  const [, n, unit] = /([\d.]+)(us|ms|s)/.exec(text)!;
+  return Number(n) * MS[unit];
+};
+
+async function wrk(url: string, seconds: number): Promise<LoadResult> {
+  const { stdout, code } = await new Deno.Command("wrk", {
+    args: [
+      "-t1",
+      `-c${CONNECTIONS}`,
+      `-d${seconds}s`,
+      "--latency",
+      "-H",
+      `x-crm-key: ${BENCH_KEY}`,
+      url,
+    ],
+    stderr: "inherit",
+  }).output();
+  const out = new TextDecoder().decode(stdout);
+  if (code !== 0) throw new Error(`wrk failed:\n${out}`);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1];
+  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1];
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/
+    .exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0;
+  if (!rps || !p50 || !p99) throw new Error(`cannot read wrk's output:\n${out}`);
+  return { rps, p50Ms: duration(p50), p99Ms: duration(p99), errors: non2xx + socketErrors };
+}
+
+async function measure(target: string, server: Server): Promise<BenchRow & { rps: number }> {
+  const url = server.url + HOT_PATH;
+  await wrk(url, WARMUP_S);
+  const result = await wrk(url, DURATION_S);
+  return {
+    target,
+    "req/s": Math.round(result.rps),
+    "p50 ms": Math.round(result.p50Ms * 100) / 100,
+    "p99 ms": Math.round(result.p99Ms * 100) / 100,
+    "peak RSS MB": peakRssMb(server.pid),
+    errors: result.errors,
+    rps: result.rps,
+  };
+}
+
+export async function run(): Promise<BenchReport> {
+  await ensureWrk();
+  const dir = await Deno.makeTempDir({ prefix: "crm-bench-content-" });
+  const seedFile = `${dir}/site.json`;
+  await Deno.writeTextFile(seedFile, JSON.stringify(benchManifest()));
+  const notes: string[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  const start = async (redisUrl: string | undefined) => {
+    const pg = DATABASE_URL ? await freshPostgresUrl() : undefined;
+    if (pg) cleanups.push(pg.drop);
+    const system = await startSystem(seedFile, redisUrl, pg?.url);
+    cleanups.unshift(system.stop);
+    return system;
+  };
+  const bareRuns: (BenchRow & { rps: number })[] = [];
+  const systems: (BenchRow & { rps: number })[] = [];
+  try {
+    // The system first: the bare server then answers its exact bytes.
+    const local = await start(undefined);
+    const answer = await fetch(local.url + HOT_PATH, { headers: { "x-crm-key": BENCH_KEY } });
+    if (answer.status !== 200) throw new Error(`hot page answered ${answer.status}`);
+    const body = new Uint8Array(await answer.arrayBuffer());
+    await Deno.writeFile(`${dir}/body.json`, body);
+    notes.push(
+      `hot page: GET ${HOT_PATH}, ${body.byteLength} bytes (10 sections × 10 blocks, 3 languages)`,
+    );
+    const bare = await startBare(`${dir}/body.json`);
+    cleanups.unshift(bare.stop);
+
+    bareRuns.push(await measure("bare Deno.serve, same bytes", bare));
+    systems.push(await measure("system, in-process limits", local));
+    await local.stop();
+    let own: OwnRedis | undefined;
+    const redisUrl = REDIS_URL ??
+      (await redisServerInstalled() ? (own = await startOwnRedis()).url : undefined);
+    if (own) cleanups.push(own.close);
+    if (redisUrl) {
+      systems.push(await measure("system, Redis-backed limits", await start(redisUrl)));
+      notes.push(`Redis: ${REDIS_URL ? "REDIS_URL" : "a redis-server started for the run"}`);
+    } else {
+      notes.push("no Redis row: set REDIS_URL or install redis-server");
+    }
+    // The bare server again at the end: the machine's load drifts during a run.
+    bareRuns.push(await measure("bare Deno.serve, same bytes", bare));
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => {});
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+
+  const bareRps = bareRuns.reduce((sum, r) => sum + r.rps, 0) / bareRuns.length;
+  const [before, after] = bareRuns;
+  const rows = [
+    { ...before, target: "bare Deno.serve, same bytes (before)" },
+    ...systems,
+    ...(after ? [{ ...after, target: "bare Deno.serve, same bytes (after)" }] : []),
+  ];
+  const table = rows.map(({ rps, ...row }) => ({
+    ...row,
+    "vs bare": `${Math.round((rps / bareRps) * 100)}%`,
+  }));
+  notes.push("vs bare: against the mean of the two bare runs (the machine's load drifts)");
+  const [cpus, load] = [navigator.hardwareConcurrency, Deno.loadavg().map((l) => l.toFixed(2))];
+  notes.push(
+    DATABASE_URL
+      ? "storage: a fresh Postgres database (DATABASE_URL)"
+      : "storage: embedded PGlite, whose WebAssembly Postgres alone holds about 550 MB of the " +
+        "system's RSS (set DATABASE_URL to measure the services without it)",
+    `wrk -t1 -c${CONNECTIONS}, ${WARMUP_S} s warm-up then ${DURATION_S} s measured per target`,
+    "limits raised to 10^9 a minute: still counted on every request, never reached",
+    "target: system ≥ 40% of bare throughput with every policy on, p99 ≤ 10 ms",
+    `machine: ${cpus} CPUs, load average ${load.join(" ")} at the end (wrk shares the CPUs)`,
+  );
+  return {
+    name: "content",
+    description: "Hot page read (GET /content/v1/pages/home with x-crm-key) through " +
+      "`deno task start`, against a bare Deno.serve returning the same bytes.",
+    rows: table,
+    notes,
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * A second gateway replica in front of a test system's services, as a
+ * cluster runs several: its own caches, counters and bus, and Redis only
+ * when asked for.
+ */
+import type { Config } from "../../services/lib/config.ts";
+import { openPlatform } from "../../services/lib/platform.ts";
+import { createLogger, type Logger } from "../../services/lib/log.ts";
+import { startGateway } from "../../services/gateway/main.ts";
+import type { TestSystem } from "./system.ts";
+
+export interface GatewayReplica {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startGatewayReplica(
+  sys: TestSystem,
+  options: { redisUrl?: string; config?: Partial<Config>; log?: Logger } = {},
+): Promise<GatewayReplica> {
+  const config: Config = { ...sys.config, ...options.config, redisUrl: options.redisUrl };
+  const platform = await openPlatform(config, {
+    database: false,
+    log: options.log ?? createLogger(config.logLevel),
+  });
+  const gateway = startGateway(platform, { host: "127.0.0.1", port: 0 });
+  return {
+    url: gateway.url,
+    async close() {
+      await gateway.close();
+      await platform.close();
+    },
+  };
+}

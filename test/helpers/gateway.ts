@@ -23,7 +23,7 @@ export async function startGatewayReplica(
     database: false,
     log: options.log ?? createLogger(config.logLevel),
   });
-  const gateway = startGateway(platform, { host: "127.0.0.1", port: 0 });
+  const gateway = await startGateway(platform, { host: "127.0.0.1", port: 0 });
   return {
     url: gateway.url,
     async close() {

@@ -5,11 +5,33 @@ import { Code, publicError } from "../lib/errors.ts";
 import type { ServiceContext } from "../lib/service_runtime.ts";
 import { parseManifestOrRefuse } from "../lib/manifest/refuse.ts";
 import type { IngestStore } from "./storage.ts";
+import type { EventTypeCache } from "./event_types.ts";
+import { type ExportKind, exportRows } from "./exports.ts";
+import { deleteVisitor } from "./erase.ts";
+import { runRetention } from "./retention.ts";
+import type { Partitions } from "./partitions.ts";
+
+export interface AdminDeps {
+  store: IngestStore;
+  types: EventTypeCache;
+  partitions: Partitions;
+}
 
 export function ingestAdminHandlers(
   context: ServiceContext,
-  store: IngestStore,
+  { store, types, partitions }: AdminDeps,
 ): ServiceImpl<typeof IngestAdminService> {
+  const db = context.db;
+  const requireSite = async (siteId: string) => {
+    if (!(await store.siteExists(siteId))) {
+      throw publicError(Code.NotFound, "site_not_found", { siteId });
+    }
+  };
+  async function* pages(kind: ExportKind, siteId: string, sinceMs: bigint | undefined) {
+    await requireSite(siteId);
+    const since = sinceMs === undefined ? undefined : Number(sinceMs);
+    for await (const rowsJson of exportRows(db, kind, siteId, since)) yield { rowsJson };
+  }
   return {
     async migrate() {
       const result = await context.migrate();
@@ -19,8 +41,8 @@ export function ingestAdminHandlers(
     async importSite({ manifestJson, dryRun }) {
       const manifest = parseManifestOrRefuse(manifestJson);
       if (dryRun) return { siteId: manifest.site.id, changes: {} };
-      // No event is recorded yet in this version, so no type has data.
-      const changes = await store.importSite(manifest, () => Promise.resolve(false));
+      const changes = await store.importSite(manifest);
+      types.invalidate(manifest.site.id);
       return { siteId: manifest.site.id, changes };
     },
 
@@ -28,6 +50,34 @@ export function ingestAdminHandlers(
       const part = await store.exportPart(siteId);
       if (!part) throw publicError(Code.NotFound, "site_not_found", { siteId });
       return { partJson: JSON.stringify(part) };
+    },
+
+    exportEvents: ({ siteId, sinceMs }) => pages("events", siteId, sinceMs),
+    exportPageViews: ({ siteId, sinceMs }) => pages("page_views", siteId, sinceMs),
+    exportLeads: ({ siteId, sinceMs }) => pages("leads", siteId, sinceMs),
+
+    async deleteVisitor({ siteId, visitorId, leads }) {
+      await requireSite(siteId);
+      if (!visitorId) throw publicError(Code.InvalidArgument, "invalid_visitor_id");
+      const deleted = await deleteVisitor(db, siteId, visitorId, leads);
+      return {
+        deleted: Object.fromEntries(Object.entries(deleted).map(([k, v]) => [k, BigInt(v)])),
+      };
+    },
+
+    async runRetention({ retentionDays }) {
+      const days = retentionDays ?? context.platform.config.retentionDays;
+      if (days < 0) throw publicError(Code.InvalidArgument, "invalid_retention_days");
+      const report = await runRetention(db, partitions, days);
+      return {
+        retentionDays: report.retentionDays,
+        cutoffMs: BigInt(report.cutoffMs),
+        droppedPartitions: report.droppedPartitions,
+        deletedRows: Object.fromEntries(
+          Object.entries(report.deletedRows).map(([k, v]) => [k, BigInt(v)]),
+        ),
+        elapsedMs: BigInt(report.elapsedMs),
+      };
     },
   };
 }

@@ -1,0 +1,134 @@
+/**
+ * Reading stored rows back, oldest first, a page at a time (keyset paging on
+ * received_at and a sequence number), so an export of any size streams with
+ * bounded memory. Field names are those of CONTRACT.md; unknown values are null.
+ */
+import type { Queryable, Row } from "../lib/db/mod.ts";
+
+export type ExportKind = "events" | "page_views" | "leads";
+
+const iso = (value: unknown) => new Date(value as string | Date).toISOString();
+
+const UTM = (r: Row) => ({
+  utmSource: r.utm_source ?? null,
+  utmMedium: r.utm_medium ?? null,
+  utmCampaign: r.utm_campaign ?? null,
+  utmTerm: r.utm_term ?? null,
+  utmContent: r.utm_content ?? null,
+});
+
+const toEvent = (r: Row) => ({
+  name: r.name,
+  eventId: r.event_id ?? null,
+  visitorId: r.visitor_id ?? null,
+  sessionId: r.session_id ?? null,
+  url: r.url ?? null,
+  params: r.params ?? {},
+  value: r.value === null || r.value === undefined ? null : Number(r.value),
+  currency: r.currency ?? null,
+  source: r.source,
+  channel: r.channel ?? null,
+  ...UTM(r),
+  adLink: r.ad_link ?? null,
+  receivedAt: iso(r.received_at),
+});
+
+const toPageView = (r: Row) => ({
+  visitorId: r.visitor_id ?? null,
+  sessionId: r.session_id ?? null,
+  url: r.url,
+  title: r.title ?? null,
+  referrer: r.referrer ?? null,
+  ...UTM(r),
+  clickIds: r.click_ids ?? {},
+  adLink: r.ad_link ?? null,
+  adCookies: r.ad_cookies ?? {},
+  screen: r.screen ?? null,
+  viewport: r.viewport ?? null,
+  pixelRatio: r.pixel_ratio ?? null,
+  language: r.language ?? null,
+  timeZone: r.time_zone ?? null,
+  country: r.country ?? null,
+  device: r.device ?? null,
+  browser: r.browser ?? null,
+  os: r.os ?? null,
+  channel: r.channel ?? null,
+  newVisitor: r.new_visitor ?? null,
+  bot: r.bot,
+  ip: r.ip ?? null,
+  receivedAt: iso(r.received_at),
+});
+
+const toLead = (r: Row) => ({
+  id: r.id,
+  leadId: r.lead_id ?? null,
+  source: r.source,
+  form: r.form ?? null,
+  name: r.name ?? null,
+  email: r.email ?? null,
+  phone: r.phone ?? null,
+  message: r.message ?? null,
+  fields: r.fields ?? {},
+  visitorId: r.visitor_id ?? null,
+  sessionId: r.session_id ?? null,
+  url: r.url ?? null,
+  channel: r.channel ?? null,
+  ...UTM(r),
+  adLink: r.ad_link ?? null,
+  receivedAt: iso(r.received_at),
+});
+
+const SHAPES: Record<ExportKind, { columns: string; map: (r: Row) => unknown }> = {
+  events: {
+    columns: `name, event_id, visitor_id, session_id, url, params, value::float8 as value,
+      currency, source, channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content,
+      ad_link`,
+    map: toEvent,
+  },
+  page_views: {
+    columns: `visitor_id, session_id, url, title, referrer, utm_source, utm_medium,
+      utm_campaign, utm_term, utm_content, click_ids, ad_link, ad_cookies, screen, viewport,
+      pixel_ratio, language, time_zone, country, device, browser, os, channel, new_visitor, bot,
+      ip`,
+    map: toPageView,
+  },
+  leads: {
+    columns: `id::text as id, lead_id, source, form, name, email, phone, message, fields,
+      visitor_id, session_id, url, channel, utm_source, utm_medium, utm_campaign, utm_term,
+      utm_content, ad_link`,
+    map: toLead,
+  },
+};
+
+export const EXPORT_PAGE = 1000;
+
+/** Pages of JSON rows (one JSON text per row), oldest first. */
+export async function* exportRows(
+  db: Queryable,
+  kind: ExportKind,
+  siteId: string,
+  sinceMs: number | undefined,
+  pageSize = EXPORT_PAGE,
+): AsyncGenerator<string[]> {
+  const shape = SHAPES[kind];
+  const since = sinceMs === undefined ? "-infinity" : new Date(sinceMs).toISOString();
+  // The cursor travels as Postgres text, so no precision is lost on the way.
+  let cursor: [string, string] = ["-infinity", "0"];
+  for (;;) {
+    const rows = await db.query(
+      `select received_at::text as cursor_at, seq::text as cursor_seq, received_at,
+              ${shape.columns}
+         from ingest.${kind}
+        where site_id = $1 and received_at >= $2::timestamptz
+          and (received_at, seq) > ($3::timestamptz, $4::bigint)
+        order by received_at, seq
+        limit $5`,
+      [siteId, since, cursor[0], cursor[1], pageSize],
+    );
+    if (rows.length === 0) return;
+    yield rows.map((r) => JSON.stringify(shape.map(r)));
+    if (rows.length < pageSize) return;
+    const last = rows[rows.length - 1];
+    cursor = [String(last.cursor_at), String(last.cursor_seq)];
+  }
+}

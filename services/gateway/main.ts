@@ -1,6 +1,7 @@
 /** gateway wiring: service clients, caches, limiter, routes, the HTTP server. */
 import { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { ContentService } from "../lib/gen/crm/content/v1/content_pb.ts";
+import { IngestService, type ItemResult } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
 import type { Platform } from "../lib/platform.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
@@ -11,6 +12,14 @@ import { ResilientCounter } from "./rate_limit/resilient_counter.ts";
 import { RateLimiter } from "./rate_limit/policy.ts";
 import { ResponseCache } from "./response_cache.ts";
 import { gatewayHandler } from "./server.ts";
+import { Batcher } from "./batcher.ts";
+import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
+
+/** Calls to ingest-service in flight at once, and requests allowed to wait for one. */
+const INGEST_IN_FLIGHT = 8;
+const INGEST_MAX_WAITING = 50_000;
+/** Stays well under ingest-service's 4 MB message limit. */
+const INGEST_BATCH_BYTES = 2 * 1024 * 1024;
 
 export interface RunningGateway {
   url: string;
@@ -27,6 +36,18 @@ export function startGateway(platform: Platform, listen: GatewayListen): Running
   const { config, log, bus } = platform;
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
+  const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: 10_000 });
+  const batcher = new Batcher<IngestItemInit, ItemResult>(
+    async (items) => (await ingest.ingest({ items })).results,
+    {
+      maxItems: config.ingestBatch.maxItems,
+      maxWaitMs: config.ingestBatch.maxWaitMs,
+      maxInFlight: INGEST_IN_FLIGHT,
+      maxQueued: INGEST_MAX_WAITING,
+      maxBytes: INGEST_BATCH_BYTES,
+      sizeOf: (item) => (item.bodyJson?.length ?? 0) + (item.userAgent?.length ?? 0) + 64,
+    },
+  );
   const health = {
     auth: serviceClient(Health, config.authUrl),
     content: serviceClient(Health, config.contentUrl),
@@ -50,6 +71,7 @@ export function startGateway(platform: Platform, listen: GatewayListen): Running
         log,
         cdnMaxAgeS: config.contentCdnMaxAgeS,
       }),
+      marketing: marketingApi({ batcher, callers, limiter, log }),
     },
   });
   const server = Deno.serve(
@@ -62,8 +84,10 @@ export function startGateway(platform: Platform, listen: GatewayListen): Running
     url: `http://${shownHost}:${port}`,
     port,
     async close() {
-      // Stops accepting and waits for the requests in flight.
-      await server.shutdown();
+      // Stops accepting and waits for the requests in flight (their batches included).
+      const shutdown = server.shutdown();
+      await batcher.close();
+      await shutdown;
     },
   };
 }

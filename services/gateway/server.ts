@@ -12,6 +12,8 @@ import { type HealthClients, healthz, livez } from "./health.ts";
 export interface GatewayRoutes {
   /** Every request under /content/. */
   content: Handler;
+  /** Every request under /marketing/. */
+  marketing: Handler;
 }
 
 export interface GatewayHandlerOptions {
@@ -31,6 +33,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
   const dispatch: Handler = (ctx) => {
     const path = ctx.url.pathname;
     if (path.startsWith("/content/") || path === "/content") return routes.content(ctx);
+    if (path.startsWith("/marketing/")) return routes.marketing(ctx);
     if (path === "/livez") return livez();
     if (path === "/healthz") return healthz(health);
     return jsonError(404, {

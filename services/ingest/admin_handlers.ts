@@ -6,7 +6,7 @@ import type { ServiceContext } from "../lib/service_runtime.ts";
 import { parseManifestOrRefuse } from "../lib/manifest/refuse.ts";
 import type { IngestStore } from "./storage.ts";
 import type { EventTypeCache } from "./event_types.ts";
-import { type ExportKind, exportRows } from "./exports.ts";
+import { type ExportKind, exportPage } from "./exports.ts";
 import { deleteVisitor } from "./erase.ts";
 import { runRetention } from "./retention.ts";
 import type { Partitions } from "./partitions.ts";
@@ -27,11 +27,26 @@ export function ingestAdminHandlers(
       throw publicError(Code.NotFound, "site_not_found", { siteId });
     }
   };
-  async function* pages(kind: ExportKind, siteId: string, sinceMs: bigint | undefined) {
-    await requireSite(siteId);
-    const since = sinceMs === undefined ? undefined : Number(sinceMs);
-    for await (const rowsJson of exportRows(db, kind, siteId, since)) yield { rowsJson };
-  }
+  const page = async (
+    kind: ExportKind,
+    request: { siteId: string; sinceMs?: bigint; cursor: string; pageSize: number },
+  ) => {
+    await requireSite(request.siteId);
+    let result;
+    try {
+      result = await exportPage(db, kind, request.siteId, {
+        sinceMs: request.sinceMs === undefined ? undefined : Number(request.sinceMs),
+        cursor: request.cursor,
+        pageSize: request.pageSize,
+      });
+    } catch (error) {
+      if ((error as Error).message === "malformed export cursor") {
+        throw publicError(Code.InvalidArgument, "invalid_cursor");
+      }
+      throw error;
+    }
+    return { rowsJson: result.rows, nextCursor: result.nextCursor };
+  };
   return {
     async migrate() {
       const result = await context.migrate();
@@ -52,9 +67,9 @@ export function ingestAdminHandlers(
       return { partJson: JSON.stringify(part) };
     },
 
-    exportEvents: ({ siteId, sinceMs }) => pages("events", siteId, sinceMs),
-    exportPageViews: ({ siteId, sinceMs }) => pages("page_views", siteId, sinceMs),
-    exportLeads: ({ siteId, sinceMs }) => pages("leads", siteId, sinceMs),
+    exportEvents: (request) => page("events", request),
+    exportPageViews: (request) => page("page_views", request),
+    exportLeads: (request) => page("leads", request),
 
     async deleteVisitor({ siteId, visitorId, leads }) {
       await requireSite(siteId);

@@ -101,34 +101,51 @@ const SHAPES: Record<ExportKind, { columns: string; map: (r: Row) => unknown }> 
 };
 
 export const EXPORT_PAGE = 1000;
+export const MAX_EXPORT_PAGE = 10_000;
 
-/** Pages of JSON rows (one JSON text per row), oldest first. */
-export async function* exportRows(
+export interface ExportPage {
+  /** One JSON text per row. */
+  rows: string[];
+  /** Where the next page starts; empty when this page was the last. */
+  nextCursor: string;
+}
+
+const START = ["-infinity", "0"];
+
+/** The cursor travels as Postgres text of received_at and seq, so no precision is lost. */
+function decodeCursor(cursor: string): string[] {
+  if (cursor === "") return START;
+  const parts = cursor.split("|");
+  if (parts.length !== 2 || !/^\d+$/.test(parts[1])) throw new Error("malformed export cursor");
+  return parts;
+}
+
+/** One page of rows, oldest first (keyset paging on received_at and seq). */
+export async function exportPage(
   db: Queryable,
   kind: ExportKind,
   siteId: string,
-  sinceMs: number | undefined,
-  pageSize = EXPORT_PAGE,
-): AsyncGenerator<string[]> {
+  options: { sinceMs?: number; cursor?: string; pageSize?: number } = {},
+): Promise<ExportPage> {
   const shape = SHAPES[kind];
-  const since = sinceMs === undefined ? "-infinity" : new Date(sinceMs).toISOString();
-  // The cursor travels as Postgres text, so no precision is lost on the way.
-  let cursor: [string, string] = ["-infinity", "0"];
-  for (;;) {
-    const rows = await db.query(
-      `select received_at::text as cursor_at, seq::text as cursor_seq, received_at,
-              ${shape.columns}
-         from ingest.${kind}
-        where site_id = $1 and received_at >= $2::timestamptz
-          and (received_at, seq) > ($3::timestamptz, $4::bigint)
-        order by received_at, seq
-        limit $5`,
-      [siteId, since, cursor[0], cursor[1], pageSize],
-    );
-    if (rows.length === 0) return;
-    yield rows.map((r) => JSON.stringify(shape.map(r)));
-    if (rows.length < pageSize) return;
-    const last = rows[rows.length - 1];
-    cursor = [String(last.cursor_at), String(last.cursor_seq)];
-  }
+  const since = options.sinceMs === undefined
+    ? "-infinity"
+    : new Date(options.sinceMs).toISOString();
+  const [at, seq] = decodeCursor(options.cursor ?? "");
+  const pageSize = Math.min(MAX_EXPORT_PAGE, Math.max(1, options.pageSize || EXPORT_PAGE));
+  const rows = await db.query(
+    `select received_at::text as cursor_at, seq::text as cursor_seq, received_at,
+            ${shape.columns}
+       from ingest.${kind}
+      where site_id = $1 and received_at >= $2::timestamptz
+        and (received_at, seq) > ($3::timestamptz, $4::bigint)
+      order by received_at, seq
+      limit $5`,
+    [siteId, since, at, seq, pageSize],
+  );
+  const last = rows[rows.length - 1];
+  return {
+    rows: rows.map((r) => JSON.stringify(shape.map(r))),
+    nextCursor: rows.length < pageSize ? "" : `${last.cursor_at}|${last.cursor_seq}`,
+  };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/ingest/v1/ingest.proto.
  */
 export const file_crm_ingest_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSK9AQoKSW5nZXN0SXRlbRIlCgRraW5kGAEgASgOMhcuY3JtLmluZ2VzdC52MS5JdGVtS2luZBIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEhEKCWJvZHlfanNvbhgHIAEoCSI5Cg1Jbmdlc3RSZXF1ZXN0EigKBWl0ZW1zGAEgAygLMhkuY3JtLmluZ2VzdC52MS5Jbmdlc3RJdGVtInoKCkl0ZW1SZXN1bHQSJwoHb3V0Y29tZRgBIAEoDjIWLmNybS5pbmdlc3QudjEuT3V0Y29tZRIMCgRjb2RlGAIgASgFEikKBWVycm9yGAMgASgLMhouY3JtLmNvbW1vbi52MS5FcnJvckRldGFpbBIKCgJpZBgEIAEoCSI8Cg5Jbmdlc3RSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuY3JtLmluZ2VzdC52MS5JdGVtUmVzdWx0IhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSI7ChFJbXBvcnRTaXRlUmVxdWVzdBIVCg1tYW5pZmVzdF9qc29uGAEgASgJEg8KB2RyeV9ydW4YAiABKAgilgEKEkltcG9ydFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEj8KB2NoYW5nZXMYAiADKAsyLi5jcm0uaW5nZXN0LnYxLkltcG9ydFNpdGVSZXNwb25zZS5DaGFuZ2VzRW50cnkaLgoMQ2hhbmdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiJAoRRXhwb3J0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSInChJFeHBvcnRTaXRlUmVzcG9uc2USEQoJcGFydF9qc29uGAEgASgJIkoKE0V4cG9ydEV2ZW50c1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIVCghzaW5jZV9tcxgCIAEoA0gAiAEBQgsKCV9zaW5jZV9tcyIpChRFeHBvcnRFdmVudHNSZXNwb25zZRIRCglyb3dzX2pzb24YASADKAkiTQoWRXhwb3J0UGFnZVZpZXdzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQFCCwoJX3NpbmNlX21zIiwKF0V4cG9ydFBhZ2VWaWV3c1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCSJJChJFeHBvcnRMZWFkc1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIVCghzaW5jZV9tcxgCIAEoA0gAiAEBQgsKCV9zaW5jZV9tcyIoChNFeHBvcnRMZWFkc1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCSJKChREZWxldGVWaXNpdG9yUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhIKCnZpc2l0b3JfaWQYAiABKAkSDQoFbGVhZHMYAyABKAgiiwEKFURlbGV0ZVZpc2l0b3JSZXNwb25zZRJCCgdkZWxldGVkGAEgAygLMjEuY3JtLmluZ2VzdC52MS5EZWxldGVWaXNpdG9yUmVzcG9uc2UuRGVsZXRlZEVudHJ5Gi4KDERlbGV0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkUKE1J1blJldGVudGlvblJlcXVlc3QSGwoOcmV0ZW50aW9uX2RheXMYASABKAVIAIgBAUIRCg9fcmV0ZW50aW9uX2RheXMi8QEKFFJ1blJldGVudGlvblJlc3BvbnNlEhYKDnJldGVudGlvbl9kYXlzGAEgASgFEhEKCWN1dG9mZl9tcxgCIAEoAxIaChJkcm9wcGVkX3BhcnRpdGlvbnMYAyADKAkSSgoMZGVsZXRlZF9yb3dzGAQgAygLMjQuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXNwb25zZS5EZWxldGVkUm93c0VudHJ5EhIKCmVsYXBzZWRfbXMYBSABKAMaMgoQRGVsZXRlZFJvd3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBKmcKCEl0ZW1LaW5kEhkKFUlURU1fS0lORF9VTlNQRUNJRklFRBAAEhcKE0lURU1fS0lORF9QQUdFX1ZJRVcQARITCg9JVEVNX0tJTkRfRVZFTlQQAhISCg5JVEVNX0tJTkRfTEVBRBADKkcKBlNvdXJjZRIWChJTT1VSQ0VfVU5TUEVDSUZJRUQQABISCg5TT1VSQ0VfQlJPV1NFUhABEhEKDVNPVVJDRV9TRVJWRVIQAip3CgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABISCg5PVVRDT01FX1NUT1JFRBABEhUKEU9VVENPTUVfRFVQTElDQVRFEAISEwoPT1VUQ09NRV9EUk9QUEVEEAMSEwoPT1VUQ09NRV9SRUZVU0VEEAQyVgoNSW5nZXN0U2VydmljZRJFCgZJbmdlc3QSHC5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlcXVlc3QaHS5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlc3BvbnNlMtAFChJJbmdlc3RBZG1pblNlcnZpY2USSAoHTWlncmF0ZRIdLmNybS5pbmdlc3QudjEuTWlncmF0ZVJlcXVlc3QaHi5jcm0uaW5nZXN0LnYxLk1pZ3JhdGVSZXNwb25zZRJRCgpJbXBvcnRTaXRlEiAuY3JtLmluZ2VzdC52MS5JbXBvcnRTaXRlUmVxdWVzdBohLmNybS5pbmdlc3QudjEuSW1wb3J0U2l0ZVJlc3BvbnNlElEKCkV4cG9ydFNpdGUSIC5jcm0uaW5nZXN0LnYxLkV4cG9ydFNpdGVSZXF1ZXN0GiEuY3JtLmluZ2VzdC52MS5FeHBvcnRTaXRlUmVzcG9uc2USWQoMRXhwb3J0RXZlbnRzEiIuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZTABEmIKD0V4cG9ydFBhZ2VWaWV3cxIlLmNybS5pbmdlc3QudjEuRXhwb3J0UGFnZVZpZXdzUmVxdWVzdBomLmNybS5pbmdlc3QudjEuRXhwb3J0UGFnZVZpZXdzUmVzcG9uc2UwARJWCgtFeHBvcnRMZWFkcxIhLmNybS5pbmdlc3QudjEuRXhwb3J0TGVhZHNSZXF1ZXN0GiIuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1Jlc3BvbnNlMAESWgoNRGVsZXRlVmlzaXRvchIjLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlcXVlc3QaJC5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXNwb25zZRJXCgxSdW5SZXRlbnRpb24SIi5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlc3BvbnNlYgZwcm90bzM", [file_crm_common_v1_error]);
+  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSK9AQoKSW5nZXN0SXRlbRIlCgRraW5kGAEgASgOMhcuY3JtLmluZ2VzdC52MS5JdGVtS2luZBIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEhEKCWJvZHlfanNvbhgHIAEoCSI5Cg1Jbmdlc3RSZXF1ZXN0EigKBWl0ZW1zGAEgAygLMhkuY3JtLmluZ2VzdC52MS5Jbmdlc3RJdGVtInoKCkl0ZW1SZXN1bHQSJwoHb3V0Y29tZRgBIAEoDjIWLmNybS5pbmdlc3QudjEuT3V0Y29tZRIMCgRjb2RlGAIgASgFEikKBWVycm9yGAMgASgLMhouY3JtLmNvbW1vbi52MS5FcnJvckRldGFpbBIKCgJpZBgEIAEoCSI8Cg5Jbmdlc3RSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuY3JtLmluZ2VzdC52MS5JdGVtUmVzdWx0IhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSI7ChFJbXBvcnRTaXRlUmVxdWVzdBIVCg1tYW5pZmVzdF9qc29uGAEgASgJEg8KB2RyeV9ydW4YAiABKAgilgEKEkltcG9ydFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEj8KB2NoYW5nZXMYAiADKAsyLi5jcm0uaW5nZXN0LnYxLkltcG9ydFNpdGVSZXNwb25zZS5DaGFuZ2VzRW50cnkaLgoMQ2hhbmdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiJAoRRXhwb3J0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSInChJFeHBvcnRTaXRlUmVzcG9uc2USEQoJcGFydF9qc29uGAEgASgJIm0KE0V4cG9ydEV2ZW50c1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIVCghzaW5jZV9tcxgCIAEoA0gAiAEBEg4KBmN1cnNvchgDIAEoCRIRCglwYWdlX3NpemUYBCABKAVCCwoJX3NpbmNlX21zIj4KFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCSJwChZFeHBvcnRQYWdlVmlld3NSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyJBChdFeHBvcnRQYWdlVmlld3NSZXNwb25zZRIRCglyb3dzX2pzb24YASADKAkSEwoLbmV4dF9jdXJzb3IYAiABKAkibAoSRXhwb3J0TGVhZHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyI9ChNFeHBvcnRMZWFkc1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCSJKChREZWxldGVWaXNpdG9yUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhIKCnZpc2l0b3JfaWQYAiABKAkSDQoFbGVhZHMYAyABKAgiiwEKFURlbGV0ZVZpc2l0b3JSZXNwb25zZRJCCgdkZWxldGVkGAEgAygLMjEuY3JtLmluZ2VzdC52MS5EZWxldGVWaXNpdG9yUmVzcG9uc2UuRGVsZXRlZEVudHJ5Gi4KDERlbGV0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkUKE1J1blJldGVudGlvblJlcXVlc3QSGwoOcmV0ZW50aW9uX2RheXMYASABKAVIAIgBAUIRCg9fcmV0ZW50aW9uX2RheXMi8QEKFFJ1blJldGVudGlvblJlc3BvbnNlEhYKDnJldGVudGlvbl9kYXlzGAEgASgFEhEKCWN1dG9mZl9tcxgCIAEoAxIaChJkcm9wcGVkX3BhcnRpdGlvbnMYAyADKAkSSgoMZGVsZXRlZF9yb3dzGAQgAygLMjQuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXNwb25zZS5EZWxldGVkUm93c0VudHJ5EhIKCmVsYXBzZWRfbXMYBSABKAMaMgoQRGVsZXRlZFJvd3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBKmcKCEl0ZW1LaW5kEhkKFUlURU1fS0lORF9VTlNQRUNJRklFRBAAEhcKE0lURU1fS0lORF9QQUdFX1ZJRVcQARITCg9JVEVNX0tJTkRfRVZFTlQQAhISCg5JVEVNX0tJTkRfTEVBRBADKkcKBlNvdXJjZRIWChJTT1VSQ0VfVU5TUEVDSUZJRUQQABISCg5TT1VSQ0VfQlJPV1NFUhABEhEKDVNPVVJDRV9TRVJWRVIQAip3CgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABISCg5PVVRDT01FX1NUT1JFRBABEhUKEU9VVENPTUVfRFVQTElDQVRFEAISEwoPT1VUQ09NRV9EUk9QUEVEEAMSEwoPT1VUQ09NRV9SRUZVU0VEEAQyVgoNSW5nZXN0U2VydmljZRJFCgZJbmdlc3QSHC5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlcXVlc3QaHS5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlc3BvbnNlMsoFChJJbmdlc3RBZG1pblNlcnZpY2USSAoHTWlncmF0ZRIdLmNybS5pbmdlc3QudjEuTWlncmF0ZVJlcXVlc3QaHi5jcm0uaW5nZXN0LnYxLk1pZ3JhdGVSZXNwb25zZRJRCgpJbXBvcnRTaXRlEiAuY3JtLmluZ2VzdC52MS5JbXBvcnRTaXRlUmVxdWVzdBohLmNybS5pbmdlc3QudjEuSW1wb3J0U2l0ZVJlc3BvbnNlElEKCkV4cG9ydFNpdGUSIC5jcm0uaW5nZXN0LnYxLkV4cG9ydFNpdGVSZXF1ZXN0GiEuY3JtLmluZ2VzdC52MS5FeHBvcnRTaXRlUmVzcG9uc2USVwoMRXhwb3J0RXZlbnRzEiIuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZRJgCg9FeHBvcnRQYWdlVmlld3MSJS5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1JlcXVlc3QaJi5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1Jlc3BvbnNlElQKC0V4cG9ydExlYWRzEiEuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1JlcXVlc3QaIi5jcm0uaW5nZXN0LnYxLkV4cG9ydExlYWRzUmVzcG9uc2USWgoNRGVsZXRlVmlzaXRvchIjLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlcXVlc3QaJC5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXNwb25zZRJXCgxSdW5SZXRlbnRpb24SIi5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlc3BvbnNlYgZwcm90bzM", [file_crm_common_v1_error]);
 
 /**
  * @generated from message crm.ingest.v1.IngestItem
@@ -273,6 +273,20 @@ export type ExportEventsRequest = Message<"crm.ingest.v1.ExportEventsRequest"> &
    * @generated from field: optional int64 since_ms = 2;
    */
   sinceMs?: bigint | undefined;
+
+  /**
+   * Where the previous page ended (its next_cursor); empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * Rows per page; 0 means the service's default (1000), at most 10000.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
 };
 
 /**
@@ -292,6 +306,13 @@ export type ExportEventsResponse = Message<"crm.ingest.v1.ExportEventsResponse">
    * @generated from field: repeated string rows_json = 1;
    */
   rowsJson: string[];
+
+  /**
+   * Pass back to get the next page; empty when this was the last.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -311,9 +332,25 @@ export type ExportPageViewsRequest = Message<"crm.ingest.v1.ExportPageViewsReque
   siteId: string;
 
   /**
+   * Only rows received at or after this time (Unix milliseconds), when set.
+   *
    * @generated from field: optional int64 since_ms = 2;
    */
   sinceMs?: bigint | undefined;
+
+  /**
+   * Where the previous page ended (its next_cursor); empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * Rows per page; 0 means the service's default (1000), at most 10000.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
 };
 
 /**
@@ -328,9 +365,18 @@ export const ExportPageViewsRequestSchema: GenMessage<ExportPageViewsRequest> = 
  */
 export type ExportPageViewsResponse = Message<"crm.ingest.v1.ExportPageViewsResponse"> & {
   /**
+   * One JSON object per row.
+   *
    * @generated from field: repeated string rows_json = 1;
    */
   rowsJson: string[];
+
+  /**
+   * Pass back to get the next page; empty when this was the last.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -350,9 +396,25 @@ export type ExportLeadsRequest = Message<"crm.ingest.v1.ExportLeadsRequest"> & {
   siteId: string;
 
   /**
+   * Only rows received at or after this time (Unix milliseconds), when set.
+   *
    * @generated from field: optional int64 since_ms = 2;
    */
   sinceMs?: bigint | undefined;
+
+  /**
+   * Where the previous page ended (its next_cursor); empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * Rows per page; 0 means the service's default (1000), at most 10000.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
 };
 
 /**
@@ -367,9 +429,18 @@ export const ExportLeadsRequestSchema: GenMessage<ExportLeadsRequest> = /*@__PUR
  */
 export type ExportLeadsResponse = Message<"crm.ingest.v1.ExportLeadsResponse"> & {
   /**
+   * One JSON object per row.
+   *
    * @generated from field: repeated string rows_json = 1;
    */
   rowsJson: string[];
+
+  /**
+   * Pass back to get the next page; empty when this was the last.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -646,12 +717,15 @@ export const IngestAdminService: GenService<{
     output: typeof ExportSiteResponseSchema;
   },
   /**
-   * Stored rows as JSON objects (the fields of CONTRACT.md), oldest first, streamed in pages.
+   * Stored rows as JSON objects (the fields of CONTRACT.md), oldest first, one page per
+   * call: the caller passes next_cursor back until it comes back empty. (Paged unary
+   * calls rather than a server stream: Deno's HTTP/2 client sometimes reports the end
+   * of a stream as "Premature close".)
    *
    * @generated from rpc crm.ingest.v1.IngestAdminService.ExportEvents
    */
   exportEvents: {
-    methodKind: "server_streaming";
+    methodKind: "unary";
     input: typeof ExportEventsRequestSchema;
     output: typeof ExportEventsResponseSchema;
   },
@@ -659,7 +733,7 @@ export const IngestAdminService: GenService<{
    * @generated from rpc crm.ingest.v1.IngestAdminService.ExportPageViews
    */
   exportPageViews: {
-    methodKind: "server_streaming";
+    methodKind: "unary";
     input: typeof ExportPageViewsRequestSchema;
     output: typeof ExportPageViewsResponseSchema;
   },
@@ -667,7 +741,7 @@ export const IngestAdminService: GenService<{
    * @generated from rpc crm.ingest.v1.IngestAdminService.ExportLeads
    */
   exportLeads: {
-    methodKind: "server_streaming";
+    methodKind: "unary";
     input: typeof ExportLeadsRequestSchema;
     output: typeof ExportLeadsResponseSchema;
   },

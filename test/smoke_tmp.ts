@@ -1,0 +1,25 @@
+import { startTestSystem } from "./helpers/system.ts";
+const demo = JSON.parse(await Deno.readTextFile("services/cli/demo_site.json"));
+const sys = await startTestSystem({ seed: demo, env: { TRUST_PROXY: "1" } });
+const key = demo.secretKeys[0];
+const post = (path: string, body: unknown, headers: Record<string, string>) =>
+  fetch(sys.url + path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers });
+let r = await post("/marketing/view", { v: "v1", s: "s1", u: "http://demo.example/?utm_source=fb&utm_medium=paid_social&dl=AbCdEfGhIj#x", r: "", sw: 1, sh: 2 }, { origin: "https://www.demo.example", "content-type": "text/plain;charset=UTF-8", "x-forwarded-for": "81.2.69.142", "user-agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36" });
+console.log("view", r.status, [...r.headers], await r.text());
+r = await post("/marketing/event", { name: "purchase", id: "o1", sid: "s1", val: 100, p: { quantity: 2.123456 } }, { "x-event-key": key, "content-type": "application/json" });
+console.log("event", r.status, await r.text());
+r = await post("/marketing/event", { name: "purchase", id: "o1" }, { "x-event-key": key, "content-type": "application/json" });
+console.log("event dup", r.status, await r.text());
+r = await post("/marketing/event", { name: "nope" }, { "x-event-key": key, "content-type": "application/json" });
+console.log("unknown", r.status, await r.text());
+r = await post("/marketing/act", { n: "nope", v: "v1" }, { origin: "http://localhost:3000" });
+console.log("act", r.status, await r.text());
+r = await post("/marketing/lead", { email: "a@b.c", s: "s1" }, { origin: "http://evil.example" });
+console.log("lead unknown", r.status, await r.text());
+r = await post("/marketing/lead", { email: "a@b.c", s: "s1" }, { "x-event-key": key, "content-type": "application/json" });
+console.log("lead", r.status, await r.text());
+r = await post("/marketing/event", "x".repeat(9000), { "x-event-key": key, "content-type": "application/json" });
+console.log("413", r.status, await r.text());
+for await (const res of sys.system.admin.ingest.exportEvents({ siteId: "demo" })) console.log(res.rowsJson);
+for await (const res of sys.system.admin.ingest.exportPageViews({ siteId: "demo" })) console.log(res.rowsJson);
+await sys.close();

@@ -112,7 +112,11 @@ export interface ExportPage {
 
 const START = ["-infinity", "0"];
 
-/** The cursor travels as Postgres text of received_at and seq, so no precision is lost. */
+/**
+ * The cursor travels as Postgres text of received_at and seq, so no precision
+ * is lost (the SQL casts from text: postgres.js would pass a timestamptz
+ * parameter through a JavaScript Date, which keeps milliseconds only).
+ */
 function decodeCursor(cursor: string): string[] {
   if (cursor === "") return START;
   const parts = cursor.split("|");
@@ -137,8 +141,8 @@ export async function exportPage(
     `select received_at::text as cursor_at, seq::text as cursor_seq, received_at,
             ${shape.columns}
        from ingest.${kind}
-      where site_id = $1 and received_at >= $2::timestamptz
-        and (received_at, seq) > ($3::timestamptz, $4::bigint)
+      where site_id = $1 and received_at >= $2::text::timestamptz
+        and (received_at, seq) > ($3::text::timestamptz, $4::text::bigint)
       order by received_at, seq
       limit $5`,
     [siteId, since, at, seq, pageSize],

@@ -15,7 +15,7 @@ import {
   postEvent,
   SECRET_KEY,
 } from "./helpers/marketing.ts";
-import { importManifest } from "../services/cli/site_manifest.ts";
+import { exportManifest, importManifest } from "../services/cli/site_manifest.ts";
 
 const EVENT_FIELDS = [
   "name",
@@ -299,5 +299,22 @@ describe.each(STORAGES)("POST /marketing/event on %s", (storage) => {
     expect(since.length).toBeGreaterThan(0);
     expect(since.length).toBeLessThan(all.length);
     expect(since.every((e) => Date.parse(e.receivedAt) >= middle)).toBe(true);
+  });
+
+  it("archives a dropped type that has data, keeping its name, and removes one without", async () => {
+    await postEvent(sys, { name: "note", id: uniqueId("keep-") });
+    const next = structuredClone(manifest);
+    next.eventTypes = next.eventTypes.filter((t: Json) => t.name === "signup");
+    next.eventTypes.push({ name: "fresh_type", params: [] });
+    const report = await importManifest(sys.system.admin, JSON.stringify(next));
+    expect(report.changes.ingest).toMatchObject({ eventTypesArchived: 1, eventTypesRemoved: 1 });
+    const exportedSite = await exportManifest(sys.system.admin, "demo");
+    const types = exportedSite.eventTypes as Json[];
+    expect(types.find((t) => t.name === "note")?.status).toBe("archived");
+    expect(types.find((t) => t.name === "old_type")).toBeUndefined();
+    const refused = await postEvent(sys, { name: "note" });
+    expect(await refused.json()).toEqual({ message: "unknown_event", name: "note" });
+    expect((await exported(sys, "events")).some((e) => e.name === "note")).toBe(true);
+    expect((await postEvent(sys, { name: "fresh_type" })).status).toBe(200);
   });
 });

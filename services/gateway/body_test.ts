@@ -33,3 +33,15 @@ describe("readLimitedText", () => {
     await expect(readLimitedText(request, 8192)).rejects.toBeInstanceOf(BodyTooLargeError);
   });
 });
+
+describe("readLimitedText with a declared length", () => {
+  it("reads the body natively", async () => {
+    const body = JSON.stringify({ a: "ü".repeat(10) });
+    const request = new Request("http://x/", {
+      method: "POST",
+      body,
+      headers: { "content-length": String(new TextEncoder().encode(body).length) },
+    });
+    expect(await readLimitedText(request, 8192)).toBe(body);
+  });
+});

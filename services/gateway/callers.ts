@@ -18,6 +18,19 @@ export type Caller =
   | { ok: false; reason: string };
 
 const REFUSAL_TTL_MS = 5_000;
+const MAX_HASHES = 10_000;
+
+/** SHA-256 of recently seen keys: a busy server key is hashed once, not per request. */
+const hashes = new Map<string, string>();
+function hashOf(key: string): string {
+  let hash = hashes.get(key);
+  if (hash === undefined) {
+    hash = hashKey(key);
+    if (hashes.size >= MAX_HASHES) hashes.delete(hashes.keys().next().value!);
+    hashes.set(key, hash);
+  }
+  return hash;
+}
 
 export class Callers {
   #cache = new TtlCache<string, Caller>({ maxEntries: 100_000 });
@@ -33,7 +46,7 @@ export class Callers {
   /** Resolves a site key (pk_...); malformed keys are refused without a call. */
   siteKey(key: string): Promise<Caller> {
     if (!SITE_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    const hash = hashKey(key);
+    const hash = hashOf(key);
     return this.#resolve(`key:${hash}`, async () => {
       const answer = await this.auth.resolveSiteKey({ key });
       return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
@@ -42,7 +55,7 @@ export class Callers {
 
   secretKey(key: string): Promise<Caller> {
     if (!SECRET_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    return this.#resolve(`key:${hashKey(key)}`, async () => {
+    return this.#resolve(`key:${hashOf(key)}`, async () => {
       const answer = await this.auth.resolveSecretKey({ key });
       return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
     });

@@ -14,6 +14,9 @@ import { uniqueId } from "../helpers/env.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
+import { loadConfig } from "../../services/lib/config.ts";
+import { adminClients } from "../../services/cli/admin_clients.ts";
+import { importManifest } from "../../services/cli/site_manifest.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -46,8 +49,7 @@ async function startServer(databaseUrl: string, seedFile: string) {
       CONTENT_URL: `http://127.0.0.1:${freePort()}`,
       INGEST_URL: `http://127.0.0.1:${freePort()}`,
       LOG_LEVEL: "error",
-      RATE_LIMIT_MARKETING_PER_IP: "1000000000",
-      RATE_LIMIT_MARKETING_PER_SITE: "1000000000",
+      ...RAISED_LIMITS,
     },
     stdout: "piped",
     stderr: "inherit",
@@ -63,6 +65,75 @@ async function startServer(databaseUrl: string, seedFile: string) {
     while (!(await reader.read()).done) { /* drain */ }
   })().catch(() => {});
   return { child, url: /gateway listening on (\S+)/.exec(out)![1] };
+}
+
+const RAISED_LIMITS = {
+  RATE_LIMIT_MARKETING_PER_IP: "1000000000",
+  RATE_LIMIT_MARKETING_PER_SITE: "1000000000",
+};
+
+async function waitForLine(child: Deno.ChildProcess, pattern: RegExp): Promise<string> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!pattern.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`process exited: ${out}`);
+    out += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  return out;
+}
+
+/**
+ * The services as separate processes, as a cluster runs them (`deno task
+ * service NAME` for auth, content, ingest and the gateway), so the gateway
+ * and ingest-service each get a core of their own.
+ */
+async function startCluster(databaseUrl: string, redisUrl: string, seed: string) {
+  const ports = { auth: freePort(), content: freePort(), ingest: freePort(), gateway: freePort() };
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: `${uniqueId("bench")}:`,
+    HOST: "127.0.0.1",
+    AUTH_URL: `http://127.0.0.1:${ports.auth}`,
+    CONTENT_URL: `http://127.0.0.1:${ports.content}`,
+    INGEST_URL: `http://127.0.0.1:${ports.ingest}`,
+    LOG_LEVEL: "error",
+    ...RAISED_LIMITS,
+  };
+  const children: Deno.ChildProcess[] = [];
+  const url = `http://127.0.0.1:${ports.gateway}`;
+  try {
+    for (const name of ["auth", "content", "ingest", "gateway"] as const) {
+      const child = new Deno.Command("deno", {
+        args: ["run", "-A", "services/cli/service.ts", name],
+        cwd: ROOT,
+        env: { ...env, GRPC_PORT: String(ports[name]), PORT: String(ports.gateway) },
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn();
+      children.push(child);
+      await waitForLine(child, /listening on/);
+    }
+    const clients = adminClients(loadConfig(env, "admin"));
+    for (const client of Object.values(clients)) await client.migrate({});
+    await importManifest(clients, seed);
+    for (let i = 0; i < 100; i++) {
+      if ((await fetch(`${url}/healthz`).then((r) => r.status).catch(() => 0)) === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } catch (error) {
+    // Never leave services behind when the cluster could not start.
+    for (const child of children) {
+      child.kill("SIGKILL");
+      await child.status;
+    }
+    throw error;
+  }
+  return { url, children };
 }
 
 function eventBody(run: string, i: number) {
@@ -221,13 +292,48 @@ export async function run(): Promise<BenchReport> {
       "p99 ms": null,
       "stored rows": EVENTS,
     });
-    report.notes!.push(
-      `machine: ${navigator.hardwareConcurrency} cores, shared with other work; figures are noisy`,
-      "the load generator, the system (one process) and Postgres share those cores",
-    );
-  } finally {
     server.child.kill("SIGTERM");
     await server.child.status;
+    const redisUrl = Deno.env.get("REDIS_URL");
+    if (redisUrl) {
+      const cluster = await startCluster(dbUrl.toString(), redisUrl, JSON.stringify(manifest));
+      try {
+        const clusterRun = uniqueId("c");
+        await load(cluster.url, `w${clusterRun}`, WARMUP, CONCURRENCY);
+        const r = await load(cluster.url, clusterRun, EVENTS, CONCURRENCY);
+        const s = r.latencies.sort((a, b) => a - b);
+        const [{ stored }] = await db.query<{ stored: number }>(
+          "select count(*)::int as stored from ingest.events where event_id like $1",
+          [`${clusterRun}-%`],
+        );
+        report.rows.push({
+          path: "HTTP end to end, one process per service",
+          events: r.ok,
+          failed: r.failed,
+          seconds: round(r.seconds, 2),
+          "events/s": Math.round(r.ok / r.seconds),
+          "p50 ms": round(percentile(s, 0.5)),
+          "p99 ms": round(percentile(s, 0.99)),
+          "stored rows": stored,
+        });
+      } finally {
+        for (const child of cluster.children.reverse()) {
+          child.kill("SIGTERM");
+          await child.status;
+        }
+      }
+    } else {
+      report.notes!.push("set REDIS_URL to also measure one process per service");
+    }
+    report.notes!.push(
+      `machine: ${navigator.hardwareConcurrency} cores, shared with other work; figures are noisy`,
+      "the load generator, the system and Postgres share those cores",
+    );
+  } finally {
+    try {
+      server.child.kill("SIGTERM");
+      await server.child.status;
+    } catch { /* stopped already */ }
     await db.close();
     await admin.unsafe(`drop database if exists ${dbName} with (force)`);
     await admin.end();

@@ -6,9 +6,9 @@ const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("GroupCommit", () => {
   it("writes a lone submission at once and answers it", async () => {
     const writes: number[][] = [];
-    const gc = new GroupCommit(async (items: number[]) => {
+    const gc = new GroupCommit((items: number[]) => {
       writes.push(items);
-      return items.map((n) => n + 1);
+      return Promise.resolve(items.map((n) => n + 1));
     }, { maxConcurrent: 1, maxItems: 100 });
     expect(await gc.submit([1, 2])).toEqual([2, 3]);
     expect(writes).toEqual([[1, 2]]);

@@ -173,7 +173,7 @@ describe.each(STORAGES)("browser routes on %s", (storage) => {
 
   it("recognises the site by Origin, ignoring www. and the port, else by Referer", async () => {
     const visitor = uniqueId("origin-");
-    const origins = [
+    const origins: Record<string, string>[] = [
       { origin: "https://www.demo.example" },
       { origin: "http://demo.example:8443" },
       { origin: "", referer: "https://demo.example/some/page?x=1" },

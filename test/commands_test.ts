@@ -153,7 +153,7 @@ describe("deno task admin", () => {
     expect(JSON.parse(result.stdout)).toEqual({
       auth: { applied: [], current: 1 },
       content: { applied: [], current: 1 },
-      ingest: { applied: [], current: 1 },
+      ingest: { applied: [], current: 2 },
     });
   });
 });

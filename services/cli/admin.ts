@@ -11,17 +11,30 @@ import { ManifestError } from "../lib/manifest/validate.ts";
 import { KeyKind } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { exportManifest, importManifest } from "./site_manifest.ts";
-
-class UsageError extends Error {}
+import type { Config } from "../lib/config.ts";
+import {
+  exportCommand,
+  retentionCommand,
+  UsageError,
+  visitorCommand,
+} from "./analytics_commands.ts";
 
 const USAGE = `usage: deno task admin <command>
   import FILE                              upsert a site manifest
   export-site SITE_ID                      print a site's manifest (key hashes, not keys)
   key create SITE_ID --kind site|secret    create a key and print it once
   key revoke KEY                           revoke a key (or its sha256: hash)
-  migrate                                  apply every service's pending migrations`;
+  migrate                                  apply every service's pending migrations
+  events export SITE_ID [--since ISO]      print stored custom events as NDJSON, oldest first
+  pageviews export SITE_ID [--since ISO]   print stored page views as NDJSON, oldest first
+  leads export SITE_ID [--since ISO]       print stored leads as NDJSON, oldest first
+  visitor delete SITE_ID VISITOR_ID [--leads]
+                                           delete a visitor's profile, page views and events
+                                           (and leads with --leads)
+  retention run                            delete page views and events older than RETENTION_DAYS`;
 
-type Command = (clients: AdminClients, args: string[]) => Promise<unknown>;
+/** Answers what to print as JSON, or undefined when the command printed its own output. */
+type Command = (clients: AdminClients, args: string[], config: Config) => Promise<unknown>;
 
 function positional(args: string[], count: number, names: string): string[] {
   if (args.length !== count) throw new UsageError(`expected ${names}`);
@@ -81,6 +94,12 @@ const commands: Record<string, Command> = {
     }
     return out;
   },
+
+  events: (clients, args) => exportCommand("events", clients, args),
+  pageviews: (clients, args) => exportCommand("pageviews", clients, args),
+  leads: (clients, args) => exportCommand("leads", clients, args),
+  visitor: (clients, args) => visitorCommand(clients, args),
+  retention: (clients, args, config) => retentionCommand(clients, args, config),
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -96,8 +115,8 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const config = loadConfig(Deno.env.toObject(), "admin");
-    const result = await command(adminClients(config), args);
-    console.log(JSON.stringify(result, null, 2));
+    const result = await command(adminClients(config), args, config);
+    if (result !== undefined) console.log(JSON.stringify(result, null, 2));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -24,3 +24,24 @@ export function withCors(response: Response, cors: Readonly<Record<string, strin
   for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
   return response;
 }
+
+/**
+ * CORS of the browser collection routes (/marketing/view, /act, /lead): the
+ * page's Origin is echoed (the site is recognised by it), so both
+ * sendBeacon and fetch(..., { keepalive: true }) work; no credentials.
+ */
+export function marketingCors(origin: string | null): Record<string, string> {
+  return { "access-control-allow-origin": origin || "*", "vary": "Origin" };
+}
+
+export function marketingPreflight(origin: string | null): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...marketingCors(origin),
+      "access-control-allow-methods": "POST, OPTIONS",
+      "access-control-allow-headers": "content-type",
+      "access-control-max-age": "86400",
+    },
+  });
+}

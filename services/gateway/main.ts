@@ -1,6 +1,7 @@
 /** gateway wiring: service clients, caches, limiter, routes, the HTTP server. */
 import { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { ContentService } from "../lib/gen/crm/content/v1/content_pb.ts";
+import { IngestService, type ItemResult } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
 import type { Platform } from "../lib/platform.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
@@ -14,6 +15,14 @@ import { gatewayHandler } from "./server.ts";
 import { assetHandler, SCRIPT_CACHE_CONTROL, staticAsset } from "./static_asset.ts";
 import { demoPage } from "./demo_page.ts";
 import { buildWidget, WIDGET_OUTPUT } from "../../widget/build.ts";
+import { Batcher } from "./batcher.ts";
+import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
+
+/** Calls to ingest-service in flight at once, and requests allowed to wait for one. */
+const INGEST_IN_FLIGHT = 8;
+const INGEST_MAX_WAITING = 50_000;
+/** Stays well under ingest-service's 4 MB message limit. */
+const INGEST_BATCH_BYTES = 2 * 1024 * 1024;
 
 export interface RunningGateway {
   url: string;
@@ -49,6 +58,18 @@ export async function startGateway(
   const { config, log, bus } = platform;
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
+  const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: 10_000 });
+  const batcher = new Batcher<IngestItemInit, ItemResult>(
+    async (items) => (await ingest.ingest({ items })).results,
+    {
+      maxItems: config.ingestBatch.maxItems,
+      maxWaitMs: config.ingestBatch.maxWaitMs,
+      maxInFlight: INGEST_IN_FLIGHT,
+      maxQueued: INGEST_MAX_WAITING,
+      maxBytes: INGEST_BATCH_BYTES,
+      sizeOf: (item) => (item.bodyJson?.length ?? 0) + (item.userAgent?.length ?? 0) + 64,
+    },
+  );
   const health = {
     auth: serviceClient(Health, config.authUrl),
     content: serviceClient(Health, config.contentUrl),
@@ -77,6 +98,7 @@ export async function startGateway(
       }),
       widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
+      marketing: marketingApi({ batcher, callers, limiter, log }),
     },
   });
   const server = Deno.serve(
@@ -89,8 +111,10 @@ export async function startGateway(
     url: `http://${shownHost}:${port}`,
     port,
     async close() {
-      // Stops accepting and waits for the requests in flight.
-      await server.shutdown();
+      // Stops accepting and waits for the requests in flight (their batches included).
+      const shutdown = server.shutdown();
+      await batcher.close();
+      await shutdown;
     },
   };
 }

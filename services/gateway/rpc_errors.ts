@@ -24,6 +24,15 @@ export interface HttpError {
   serverSide: boolean;
 }
 
+/** The HTTP form of a refusal carried as a code and reason (a batch item's result). */
+export function httpErrorOfReason(
+  code: Code,
+  reason: string,
+  fields: Record<string, unknown> = {},
+): HttpError {
+  return { status: STATUS[code] ?? 500, body: { message: reason, ...fields }, serverSide: false };
+}
+
 export function httpErrorOf(error: unknown): HttpError {
   const reason = reasonOf(error);
   if (reason) {

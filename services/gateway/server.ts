@@ -16,6 +16,8 @@ export interface GatewayRoutes {
   widget: Handler;
   /** The demo site's page under /demo/ (deno task start only). */
   demo?: Handler;
+  /** Every request under /marketing/. */
+  marketing: Handler;
 }
 
 export interface GatewayHandlerOptions {
@@ -37,6 +39,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     if (path.startsWith("/content/") || path === "/content") return routes.content(ctx);
     if (path === "/widget.js") return routes.widget(ctx);
     if (routes.demo && (path === "/demo" || path.startsWith("/demo/"))) return routes.demo(ctx);
+    if (path.startsWith("/marketing/")) return routes.marketing(ctx);
     if (path === "/livez") return livez();
     if (path === "/healthz") return healthz(health);
     return jsonError(404, {

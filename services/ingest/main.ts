@@ -1,25 +1,80 @@
 /** ingest-service wiring. */
-import { IngestAdminService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import { IngestAdminService, IngestService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import type { Platform } from "../lib/platform.ts";
 import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
+import type { Database } from "../lib/db/mod.ts";
 import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
 import { IngestStore } from "./storage.ts";
 import { ingestAdminHandlers } from "./admin_handlers.ts";
+import { ingestHandlers } from "./handlers.ts";
+import { EventTypeCache } from "./event_types.ts";
+import { GroupCommit } from "./group_commit.ts";
+import { Partitions } from "./partitions.ts";
+import { openGeo } from "./geo.ts";
+import { bundledReferrers } from "./referrers.ts";
+import type { WriteItem, WriteResult } from "./rows.ts";
+import { writeGroup } from "./writer.ts";
+
+const PARTITION_CHECK_MS = 60 * 60_000;
+/** Most items in one transaction, however many batches wait. */
+const MAX_ITEMS_PER_COMMIT = 5_000;
+const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
+
+/** Runs one transaction, again (up to twice more) when Postgres chose it as a deadlock victim. */
+async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt >= 3 || !code || !RETRYABLE.has(code)) throw error;
+    }
+  }
+}
+
+export function groupCommitFor(db: Database): GroupCommit<WriteItem, WriteResult> {
+  return new GroupCommit<WriteItem, WriteResult>(
+    (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items))),
+    // PGlite is one connection; on Postgres a second transaction overlaps the first's commit.
+    { maxConcurrent: db.kind === "pglite" ? 1 : 2, maxItems: MAX_ITEMS_PER_COMMIT },
+  );
+}
 
 export function startIngestService(
   platform: Platform,
   listen: ListenOptions,
 ): Promise<RunningService> {
+  const geo = openGeo(platform.config.geoipDb);
+  const referrers = bundledReferrers();
   return runService(platform, {
     name: "ingest",
     schema: INGEST_SCHEMA,
     migrations: ingestMigrations,
-    services: [IngestAdminService],
+    services: [IngestService, IngestAdminService],
     setup(context) {
       const store = new IngestStore(context.db);
+      const types = new EventTypeCache((siteId) => store.eventTypes(siteId, "active"));
+      const partitions = new Partitions(context.db);
+      const committer = groupCommitFor(context.db);
+      const log = context.platform.log;
+      // Partitions for this month and the next, ahead of need (quietly until migrated).
+      const ahead = () =>
+        partitions.ensureAhead().catch((error) => log.debug("partitions", { error }));
+      const timer = setInterval(ahead, PARTITION_CHECK_MS);
       return {
         routes(router) {
-          router.service(IngestAdminService, ingestAdminHandlers(context, store));
+          router.service(
+            IngestService,
+            ingestHandlers({ types, partitions, committer, enrichment: { geo, referrers } }),
+          );
+          router.service(
+            IngestAdminService,
+            ingestAdminHandlers(context, { store, types, partitions }),
+          );
+        },
+        async close() {
+          clearInterval(timer);
+          await committer.drained();
         },
       };
     },

@@ -3,6 +3,7 @@ import type { Database } from "../lib/db/mod.ts";
 import type { EventTypeDef, Manifest } from "../lib/manifest/types.ts";
 
 interface EventTypeRow {
+  first_event_at?: Date | string | null;
   name: string;
   title: string;
   description: string;
@@ -26,13 +27,19 @@ const toDef = (r: EventTypeRow): EventTypeDef => ({
 export class IngestStore {
   constructor(private readonly db: Database) {}
 
-  async eventTypes(siteId: string): Promise<EventTypeDef[]> {
+  async eventTypes(siteId: string, status?: "active"): Promise<EventTypeDef[]> {
     const rows = await this.db.query<EventTypeRow & Record<string, unknown>>(
       `select name, title, description, status, params, brings_revenue, currency, position
-         from ingest.event_types where site_id = $1 order by position`,
-      [siteId],
+         from ingest.event_types where site_id = $1 and ($2::text is null or status = $2)
+        order by position`,
+      [siteId, status ?? null],
     );
     return rows.map(toDef);
+  }
+
+  async siteExists(siteId: string): Promise<boolean> {
+    const rows = await this.db.query("select 1 from ingest.sites where site_id = $1", [siteId]);
+    return rows.length > 0;
   }
 
   async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
@@ -47,12 +54,10 @@ export class IngestStore {
   /**
    * Makes the site's time zone and event types those of the manifest. A type
    * absent from the manifest is deleted when nothing was recorded under it,
-   * and archived otherwise, so its name stays locked to its data.
+   * and archived otherwise, so its name stays locked to its data. A type has
+   * data once its first event was stored (first_event_at, set by the writer).
    */
-  async importSite(
-    manifest: Manifest,
-    hasData: (siteId: string, name: string) => Promise<boolean>,
-  ): Promise<Record<string, number>> {
+  async importSite(manifest: Manifest): Promise<Record<string, number>> {
     const siteId = manifest.site.id;
     return await this.db.transaction(async (tx) => {
       const changes: Record<string, number> = {};
@@ -79,15 +84,16 @@ export class IngestStore {
       }
 
       const rows = await tx.query<EventTypeRow & Record<string, unknown>>(
-        `select name, title, description, status, params, brings_revenue, currency, position
-           from ingest.event_types where site_id = $1`,
+        `select name, title, description, status, params, brings_revenue, currency, position,
+                first_event_at
+           from ingest.event_types where site_id = $1 for update`,
         [siteId],
       );
       const existing = new Map(rows.map((r) => [r.name, JSON.stringify([toDef(r), r.position])]));
       const wanted = new Set(manifest.eventTypes.map((e) => e.name));
       for (const row of rows) {
         if (wanted.has(row.name)) continue;
-        if (await hasData(siteId, row.name)) {
+        if (row.first_event_at !== null && row.first_event_at !== undefined) {
           if (row.status !== "archived") {
             await tx.query(
               "update ingest.event_types set status = 'archived', updated_at = now() where site_id = $1 and name = $2",

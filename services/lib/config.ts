@@ -34,11 +34,28 @@ export interface Config {
   adminToken?: string;
   trustProxy: number;
   keyCacheTtlS: number;
+  /** Page views and events older than this many days are deleted by the retention job. */
   retentionDays: number;
+  /** True when RETENTION_DAYS was set, so the admin command line passes it to the service. */
+  retentionDaysSet: boolean;
+  /**
+   * The MMDB file ingest-service reads locations from: undefined for the
+   * database bundled with the dependencies, "off" for no lookups.
+   */
+  geoipDb?: string;
+  /** The gateway's batching of marketing requests into ingest calls. */
+  ingestBatch: IngestBatchSettings;
   /** Seconds a CDN may keep a content response (s-maxage). */
   contentCdnMaxAgeS: number;
   limits: RateLimits;
   logLevel: LogLevel;
+}
+
+export interface IngestBatchSettings {
+  /** Longest wait for more requests before a batch is sent, in ms. */
+  maxWaitMs: number;
+  /** Most requests in one batch. */
+  maxItems: number;
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -106,7 +123,14 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     adminToken,
     trustProxy: integer(env, "TRUST_PROXY", 0, 0, 32),
     keyCacheTtlS: integer(env, "KEY_CACHE_TTL_S", 60, 0, 86400),
-    retentionDays: integer(env, "RETENTION_DAYS", 395, 1, 36500),
+    // 0 is allowed and means "keep nothing": the next run deletes every page view and event.
+    retentionDays: integer(env, "RETENTION_DAYS", 395, 0, 36500),
+    retentionDaysSet: (env.RETENTION_DAYS ?? "") !== "",
+    geoipDb: env.GEOIP_DB || undefined,
+    ingestBatch: {
+      maxWaitMs: integer(env, "INGEST_BATCH_WAIT_MS", 2, 0, 1000),
+      maxItems: integer(env, "INGEST_BATCH_MAX_ITEMS", 500, 1, 5000),
+    },
     contentCdnMaxAgeS: integer(env, "CONTENT_CDN_MAX_AGE_S", 30, 0, 86400),
     limits: {
       contentPerIp: integer(env, "RATE_LIMIT_CONTENT_PER_IP", 300, 1, 1e9),

@@ -17,7 +17,7 @@ export interface BenchReport {
   notes?: string[];
 }
 
-const AVAILABLE = ["content", "ingest"];
+const AVAILABLE = ["content", "ingest", "retention"];
 
 async function exists(name: string): Promise<boolean> {
   try {

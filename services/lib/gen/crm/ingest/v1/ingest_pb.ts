@@ -2,15 +2,143 @@
 // @generated from file crm/ingest/v1/ingest.proto (package crm.ingest.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ErrorDetail } from "../../common/v1/error_pb.ts";
+import { file_crm_common_v1_error } from "../../common/v1/error_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file crm/ingest/v1/ingest.proto.
  */
 export const file_crm_ingest_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSIQCg5NaWdyYXRlUmVxdWVzdCJECg9NaWdyYXRlUmVzcG9uc2USGAoQYXBwbGllZF92ZXJzaW9ucxgBIAMoBRIXCg9jdXJyZW50X3ZlcnNpb24YAiABKAUiOwoRSW1wb3J0U2l0ZVJlcXVlc3QSFQoNbWFuaWZlc3RfanNvbhgBIAEoCRIPCgdkcnlfcnVuGAIgASgIIpYBChJJbXBvcnRTaXRlUmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRI/CgdjaGFuZ2VzGAIgAygLMi4uY3JtLmluZ2VzdC52MS5JbXBvcnRTaXRlUmVzcG9uc2UuQ2hhbmdlc0VudHJ5Gi4KDENoYW5nZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIiQKEUV4cG9ydFNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiJwoSRXhwb3J0U2l0ZVJlc3BvbnNlEhEKCXBhcnRfanNvbhgBIAEoCTKEAgoSSW5nZXN0QWRtaW5TZXJ2aWNlEkgKB01pZ3JhdGUSHS5jcm0uaW5nZXN0LnYxLk1pZ3JhdGVSZXF1ZXN0Gh4uY3JtLmluZ2VzdC52MS5NaWdyYXRlUmVzcG9uc2USUQoKSW1wb3J0U2l0ZRIgLmNybS5pbmdlc3QudjEuSW1wb3J0U2l0ZVJlcXVlc3QaIS5jcm0uaW5nZXN0LnYxLkltcG9ydFNpdGVSZXNwb25zZRJRCgpFeHBvcnRTaXRlEiAuY3JtLmluZ2VzdC52MS5FeHBvcnRTaXRlUmVxdWVzdBohLmNybS5pbmdlc3QudjEuRXhwb3J0U2l0ZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSK9AQoKSW5nZXN0SXRlbRIlCgRraW5kGAEgASgOMhcuY3JtLmluZ2VzdC52MS5JdGVtS2luZBIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEhEKCWJvZHlfanNvbhgHIAEoCSI5Cg1Jbmdlc3RSZXF1ZXN0EigKBWl0ZW1zGAEgAygLMhkuY3JtLmluZ2VzdC52MS5Jbmdlc3RJdGVtInoKCkl0ZW1SZXN1bHQSJwoHb3V0Y29tZRgBIAEoDjIWLmNybS5pbmdlc3QudjEuT3V0Y29tZRIMCgRjb2RlGAIgASgFEikKBWVycm9yGAMgASgLMhouY3JtLmNvbW1vbi52MS5FcnJvckRldGFpbBIKCgJpZBgEIAEoCSI8Cg5Jbmdlc3RSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuY3JtLmluZ2VzdC52MS5JdGVtUmVzdWx0IhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSI7ChFJbXBvcnRTaXRlUmVxdWVzdBIVCg1tYW5pZmVzdF9qc29uGAEgASgJEg8KB2RyeV9ydW4YAiABKAgilgEKEkltcG9ydFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEj8KB2NoYW5nZXMYAiADKAsyLi5jcm0uaW5nZXN0LnYxLkltcG9ydFNpdGVSZXNwb25zZS5DaGFuZ2VzRW50cnkaLgoMQ2hhbmdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiJAoRRXhwb3J0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSInChJFeHBvcnRTaXRlUmVzcG9uc2USEQoJcGFydF9qc29uGAEgASgJIm0KE0V4cG9ydEV2ZW50c1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIVCghzaW5jZV9tcxgCIAEoA0gAiAEBEg4KBmN1cnNvchgDIAEoCRIRCglwYWdlX3NpemUYBCABKAVCCwoJX3NpbmNlX21zIj4KFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCSJwChZFeHBvcnRQYWdlVmlld3NSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyJBChdFeHBvcnRQYWdlVmlld3NSZXNwb25zZRIRCglyb3dzX2pzb24YASADKAkSEwoLbmV4dF9jdXJzb3IYAiABKAkibAoSRXhwb3J0TGVhZHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyI9ChNFeHBvcnRMZWFkc1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCSJKChREZWxldGVWaXNpdG9yUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhIKCnZpc2l0b3JfaWQYAiABKAkSDQoFbGVhZHMYAyABKAgiiwEKFURlbGV0ZVZpc2l0b3JSZXNwb25zZRJCCgdkZWxldGVkGAEgAygLMjEuY3JtLmluZ2VzdC52MS5EZWxldGVWaXNpdG9yUmVzcG9uc2UuRGVsZXRlZEVudHJ5Gi4KDERlbGV0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkUKE1J1blJldGVudGlvblJlcXVlc3QSGwoOcmV0ZW50aW9uX2RheXMYASABKAVIAIgBAUIRCg9fcmV0ZW50aW9uX2RheXMi8QEKFFJ1blJldGVudGlvblJlc3BvbnNlEhYKDnJldGVudGlvbl9kYXlzGAEgASgFEhEKCWN1dG9mZl9tcxgCIAEoAxIaChJkcm9wcGVkX3BhcnRpdGlvbnMYAyADKAkSSgoMZGVsZXRlZF9yb3dzGAQgAygLMjQuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXNwb25zZS5EZWxldGVkUm93c0VudHJ5EhIKCmVsYXBzZWRfbXMYBSABKAMaMgoQRGVsZXRlZFJvd3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBKmcKCEl0ZW1LaW5kEhkKFUlURU1fS0lORF9VTlNQRUNJRklFRBAAEhcKE0lURU1fS0lORF9QQUdFX1ZJRVcQARITCg9JVEVNX0tJTkRfRVZFTlQQAhISCg5JVEVNX0tJTkRfTEVBRBADKkcKBlNvdXJjZRIWChJTT1VSQ0VfVU5TUEVDSUZJRUQQABISCg5TT1VSQ0VfQlJPV1NFUhABEhEKDVNPVVJDRV9TRVJWRVIQAip3CgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABISCg5PVVRDT01FX1NUT1JFRBABEhUKEU9VVENPTUVfRFVQTElDQVRFEAISEwoPT1VUQ09NRV9EUk9QUEVEEAMSEwoPT1VUQ09NRV9SRUZVU0VEEAQyVgoNSW5nZXN0U2VydmljZRJFCgZJbmdlc3QSHC5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlcXVlc3QaHS5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlc3BvbnNlMsoFChJJbmdlc3RBZG1pblNlcnZpY2USSAoHTWlncmF0ZRIdLmNybS5pbmdlc3QudjEuTWlncmF0ZVJlcXVlc3QaHi5jcm0uaW5nZXN0LnYxLk1pZ3JhdGVSZXNwb25zZRJRCgpJbXBvcnRTaXRlEiAuY3JtLmluZ2VzdC52MS5JbXBvcnRTaXRlUmVxdWVzdBohLmNybS5pbmdlc3QudjEuSW1wb3J0U2l0ZVJlc3BvbnNlElEKCkV4cG9ydFNpdGUSIC5jcm0uaW5nZXN0LnYxLkV4cG9ydFNpdGVSZXF1ZXN0GiEuY3JtLmluZ2VzdC52MS5FeHBvcnRTaXRlUmVzcG9uc2USVwoMRXhwb3J0RXZlbnRzEiIuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZRJgCg9FeHBvcnRQYWdlVmlld3MSJS5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1JlcXVlc3QaJi5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1Jlc3BvbnNlElQKC0V4cG9ydExlYWRzEiEuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1JlcXVlc3QaIi5jcm0uaW5nZXN0LnYxLkV4cG9ydExlYWRzUmVzcG9uc2USWgoNRGVsZXRlVmlzaXRvchIjLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlcXVlc3QaJC5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXNwb25zZRJXCgxSdW5SZXRlbnRpb24SIi5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlc3BvbnNlYgZwcm90bzM", [file_crm_common_v1_error]);
+
+/**
+ * @generated from message crm.ingest.v1.IngestItem
+ */
+export type IngestItem = Message<"crm.ingest.v1.IngestItem"> & {
+  /**
+   * @generated from field: crm.ingest.v1.ItemKind kind = 1;
+   */
+  kind: ItemKind;
+
+  /**
+   * @generated from field: crm.ingest.v1.Source source = 2;
+   */
+  source: Source;
+
+  /**
+   * @generated from field: string site_id = 3;
+   */
+  siteId: string;
+
+  /**
+   * When the gateway received the request, Unix milliseconds.
+   *
+   * @generated from field: int64 received_at_ms = 4;
+   */
+  receivedAtMs: bigint;
+
+  /**
+   * The full client IP: the location is looked up from it, then it is
+   * truncated before anything is stored.
+   *
+   * @generated from field: string client_ip = 5;
+   */
+  clientIp: string;
+
+  /**
+   * @generated from field: string user_agent = 6;
+   */
+  userAgent: string;
+
+  /**
+   * The request body, a JSON object, as received.
+   *
+   * @generated from field: string body_json = 7;
+   */
+  bodyJson: string;
+};
+
+/**
+ * Describes the message crm.ingest.v1.IngestItem.
+ * Use `create(IngestItemSchema)` to create a new message.
+ */
+export const IngestItemSchema: GenMessage<IngestItem> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 0);
+
+/**
+ * @generated from message crm.ingest.v1.IngestRequest
+ */
+export type IngestRequest = Message<"crm.ingest.v1.IngestRequest"> & {
+  /**
+   * @generated from field: repeated crm.ingest.v1.IngestItem items = 1;
+   */
+  items: IngestItem[];
+};
+
+/**
+ * Describes the message crm.ingest.v1.IngestRequest.
+ * Use `create(IngestRequestSchema)` to create a new message.
+ */
+export const IngestRequestSchema: GenMessage<IngestRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 1);
+
+/**
+ * @generated from message crm.ingest.v1.ItemResult
+ */
+export type ItemResult = Message<"crm.ingest.v1.ItemResult"> & {
+  /**
+   * @generated from field: crm.ingest.v1.Outcome outcome = 1;
+   */
+  outcome: Outcome;
+
+  /**
+   * For OUTCOME_REFUSED: the Connect code number (e.g. 3, INVALID_ARGUMENT) and the public reason.
+   *
+   * @generated from field: int32 code = 2;
+   */
+  code: number;
+
+  /**
+   * @generated from field: crm.common.v1.ErrorDetail error = 3;
+   */
+  error?: ErrorDetail | undefined;
+
+  /**
+   * The stored lead's id (leads only).
+   *
+   * @generated from field: string id = 4;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ItemResult.
+ * Use `create(ItemResultSchema)` to create a new message.
+ */
+export const ItemResultSchema: GenMessage<ItemResult> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 2);
+
+/**
+ * @generated from message crm.ingest.v1.IngestResponse
+ */
+export type IngestResponse = Message<"crm.ingest.v1.IngestResponse"> & {
+  /**
+   * One result per item, in request order.
+   *
+   * @generated from field: repeated crm.ingest.v1.ItemResult results = 1;
+   */
+  results: ItemResult[];
+};
+
+/**
+ * Describes the message crm.ingest.v1.IngestResponse.
+ * Use `create(IngestResponseSchema)` to create a new message.
+ */
+export const IngestResponseSchema: GenMessage<IngestResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 3);
 
 /**
  * @generated from message crm.ingest.v1.MigrateRequest
@@ -23,7 +151,7 @@ export type MigrateRequest = Message<"crm.ingest.v1.MigrateRequest"> & {
  * Use `create(MigrateRequestSchema)` to create a new message.
  */
 export const MigrateRequestSchema: GenMessage<MigrateRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 0);
+  messageDesc(file_crm_ingest_v1_ingest, 4);
 
 /**
  * @generated from message crm.ingest.v1.MigrateResponse
@@ -45,7 +173,7 @@ export type MigrateResponse = Message<"crm.ingest.v1.MigrateResponse"> & {
  * Use `create(MigrateResponseSchema)` to create a new message.
  */
 export const MigrateResponseSchema: GenMessage<MigrateResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 1);
+  messageDesc(file_crm_ingest_v1_ingest, 5);
 
 /**
  * @generated from message crm.ingest.v1.ImportSiteRequest
@@ -70,7 +198,7 @@ export type ImportSiteRequest = Message<"crm.ingest.v1.ImportSiteRequest"> & {
  * Use `create(ImportSiteRequestSchema)` to create a new message.
  */
 export const ImportSiteRequestSchema: GenMessage<ImportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 2);
+  messageDesc(file_crm_ingest_v1_ingest, 6);
 
 /**
  * @generated from message crm.ingest.v1.ImportSiteResponse
@@ -92,7 +220,7 @@ export type ImportSiteResponse = Message<"crm.ingest.v1.ImportSiteResponse"> & {
  * Use `create(ImportSiteResponseSchema)` to create a new message.
  */
 export const ImportSiteResponseSchema: GenMessage<ImportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 3);
+  messageDesc(file_crm_ingest_v1_ingest, 7);
 
 /**
  * @generated from message crm.ingest.v1.ExportSiteRequest
@@ -109,7 +237,7 @@ export type ExportSiteRequest = Message<"crm.ingest.v1.ExportSiteRequest"> & {
  * Use `create(ExportSiteRequestSchema)` to create a new message.
  */
 export const ExportSiteRequestSchema: GenMessage<ExportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 4);
+  messageDesc(file_crm_ingest_v1_ingest, 8);
 
 /**
  * @generated from message crm.ingest.v1.ExportSiteResponse
@@ -128,7 +256,434 @@ export type ExportSiteResponse = Message<"crm.ingest.v1.ExportSiteResponse"> & {
  * Use `create(ExportSiteResponseSchema)` to create a new message.
  */
 export const ExportSiteResponseSchema: GenMessage<ExportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 5);
+  messageDesc(file_crm_ingest_v1_ingest, 9);
+
+/**
+ * @generated from message crm.ingest.v1.ExportEventsRequest
+ */
+export type ExportEventsRequest = Message<"crm.ingest.v1.ExportEventsRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * Only rows received at or after this time (Unix milliseconds), when set.
+   *
+   * @generated from field: optional int64 since_ms = 2;
+   */
+  sinceMs?: bigint | undefined;
+
+  /**
+   * Where the previous page ended (its next_cursor); empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * Rows per page; 0 means the service's default (1000), at most 10000.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ExportEventsRequest.
+ * Use `create(ExportEventsRequestSchema)` to create a new message.
+ */
+export const ExportEventsRequestSchema: GenMessage<ExportEventsRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 10);
+
+/**
+ * @generated from message crm.ingest.v1.ExportEventsResponse
+ */
+export type ExportEventsResponse = Message<"crm.ingest.v1.ExportEventsResponse"> & {
+  /**
+   * One JSON object per row.
+   *
+   * @generated from field: repeated string rows_json = 1;
+   */
+  rowsJson: string[];
+
+  /**
+   * Pass back to get the next page; empty when this was the last.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ExportEventsResponse.
+ * Use `create(ExportEventsResponseSchema)` to create a new message.
+ */
+export const ExportEventsResponseSchema: GenMessage<ExportEventsResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 11);
+
+/**
+ * @generated from message crm.ingest.v1.ExportPageViewsRequest
+ */
+export type ExportPageViewsRequest = Message<"crm.ingest.v1.ExportPageViewsRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * Only rows received at or after this time (Unix milliseconds), when set.
+   *
+   * @generated from field: optional int64 since_ms = 2;
+   */
+  sinceMs?: bigint | undefined;
+
+  /**
+   * Where the previous page ended (its next_cursor); empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * Rows per page; 0 means the service's default (1000), at most 10000.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ExportPageViewsRequest.
+ * Use `create(ExportPageViewsRequestSchema)` to create a new message.
+ */
+export const ExportPageViewsRequestSchema: GenMessage<ExportPageViewsRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 12);
+
+/**
+ * @generated from message crm.ingest.v1.ExportPageViewsResponse
+ */
+export type ExportPageViewsResponse = Message<"crm.ingest.v1.ExportPageViewsResponse"> & {
+  /**
+   * One JSON object per row.
+   *
+   * @generated from field: repeated string rows_json = 1;
+   */
+  rowsJson: string[];
+
+  /**
+   * Pass back to get the next page; empty when this was the last.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ExportPageViewsResponse.
+ * Use `create(ExportPageViewsResponseSchema)` to create a new message.
+ */
+export const ExportPageViewsResponseSchema: GenMessage<ExportPageViewsResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 13);
+
+/**
+ * @generated from message crm.ingest.v1.ExportLeadsRequest
+ */
+export type ExportLeadsRequest = Message<"crm.ingest.v1.ExportLeadsRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * Only rows received at or after this time (Unix milliseconds), when set.
+   *
+   * @generated from field: optional int64 since_ms = 2;
+   */
+  sinceMs?: bigint | undefined;
+
+  /**
+   * Where the previous page ended (its next_cursor); empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * Rows per page; 0 means the service's default (1000), at most 10000.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ExportLeadsRequest.
+ * Use `create(ExportLeadsRequestSchema)` to create a new message.
+ */
+export const ExportLeadsRequestSchema: GenMessage<ExportLeadsRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 14);
+
+/**
+ * @generated from message crm.ingest.v1.ExportLeadsResponse
+ */
+export type ExportLeadsResponse = Message<"crm.ingest.v1.ExportLeadsResponse"> & {
+  /**
+   * One JSON object per row.
+   *
+   * @generated from field: repeated string rows_json = 1;
+   */
+  rowsJson: string[];
+
+  /**
+   * Pass back to get the next page; empty when this was the last.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ExportLeadsResponse.
+ * Use `create(ExportLeadsResponseSchema)` to create a new message.
+ */
+export const ExportLeadsResponseSchema: GenMessage<ExportLeadsResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 15);
+
+/**
+ * @generated from message crm.ingest.v1.DeleteVisitorRequest
+ */
+export type DeleteVisitorRequest = Message<"crm.ingest.v1.DeleteVisitorRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: string visitor_id = 2;
+   */
+  visitorId: string;
+
+  /**
+   * Also delete the visitor's leads.
+   *
+   * @generated from field: bool leads = 3;
+   */
+  leads: boolean;
+};
+
+/**
+ * Describes the message crm.ingest.v1.DeleteVisitorRequest.
+ * Use `create(DeleteVisitorRequestSchema)` to create a new message.
+ */
+export const DeleteVisitorRequestSchema: GenMessage<DeleteVisitorRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 16);
+
+/**
+ * @generated from message crm.ingest.v1.DeleteVisitorResponse
+ */
+export type DeleteVisitorResponse = Message<"crm.ingest.v1.DeleteVisitorResponse"> & {
+  /**
+   * Rows deleted, by kind: visitors, sessions, pageViews, events, leads.
+   *
+   * @generated from field: map<string, int64> deleted = 1;
+   */
+  deleted: { [key: string]: bigint };
+};
+
+/**
+ * Describes the message crm.ingest.v1.DeleteVisitorResponse.
+ * Use `create(DeleteVisitorResponseSchema)` to create a new message.
+ */
+export const DeleteVisitorResponseSchema: GenMessage<DeleteVisitorResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 17);
+
+/**
+ * @generated from message crm.ingest.v1.RunRetentionRequest
+ */
+export type RunRetentionRequest = Message<"crm.ingest.v1.RunRetentionRequest"> & {
+  /**
+   * Overrides the service's RETENTION_DAYS when set.
+   *
+   * @generated from field: optional int32 retention_days = 1;
+   */
+  retentionDays?: number | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.RunRetentionRequest.
+ * Use `create(RunRetentionRequestSchema)` to create a new message.
+ */
+export const RunRetentionRequestSchema: GenMessage<RunRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 18);
+
+/**
+ * @generated from message crm.ingest.v1.RunRetentionResponse
+ */
+export type RunRetentionResponse = Message<"crm.ingest.v1.RunRetentionResponse"> & {
+  /**
+   * @generated from field: int32 retention_days = 1;
+   */
+  retentionDays: number;
+
+  /**
+   * Rows older than this (Unix milliseconds) were deleted.
+   *
+   * @generated from field: int64 cutoff_ms = 2;
+   */
+  cutoffMs: bigint;
+
+  /**
+   * Whole time partitions dropped.
+   *
+   * @generated from field: repeated string dropped_partitions = 3;
+   */
+  droppedPartitions: string[];
+
+  /**
+   * Rows deleted one by one (partitions straddling the cutoff, and keyed tables), by table.
+   *
+   * @generated from field: map<string, int64> deleted_rows = 4;
+   */
+  deletedRows: { [key: string]: bigint };
+
+  /**
+   * @generated from field: int64 elapsed_ms = 5;
+   */
+  elapsedMs: bigint;
+};
+
+/**
+ * Describes the message crm.ingest.v1.RunRetentionResponse.
+ * Use `create(RunRetentionResponseSchema)` to create a new message.
+ */
+export const RunRetentionResponseSchema: GenMessage<RunRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 19);
+
+/**
+ * @generated from enum crm.ingest.v1.ItemKind
+ */
+export enum ItemKind {
+  /**
+   * @generated from enum value: ITEM_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ITEM_KIND_PAGE_VIEW = 1;
+   */
+  PAGE_VIEW = 1,
+
+  /**
+   * @generated from enum value: ITEM_KIND_EVENT = 2;
+   */
+  EVENT = 2,
+
+  /**
+   * @generated from enum value: ITEM_KIND_LEAD = 3;
+   */
+  LEAD = 3,
+}
+
+/**
+ * Describes the enum crm.ingest.v1.ItemKind.
+ */
+export const ItemKindSchema: GenEnum<ItemKind> = /*@__PURE__*/
+  enumDesc(file_crm_ingest_v1_ingest, 0);
+
+/**
+ * @generated from enum crm.ingest.v1.Source
+ */
+export enum Source {
+  /**
+   * @generated from enum value: SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A browser route, site by Origin: refusals other than a malformed body are dropped silently.
+   *
+   * @generated from enum value: SOURCE_BROWSER = 1;
+   */
+  BROWSER = 1,
+
+  /**
+   * A server with a secret key: every refusal is answered.
+   *
+   * @generated from enum value: SOURCE_SERVER = 2;
+   */
+  SERVER = 2,
+}
+
+/**
+ * Describes the enum crm.ingest.v1.Source.
+ */
+export const SourceSchema: GenEnum<Source> = /*@__PURE__*/
+  enumDesc(file_crm_ingest_v1_ingest, 1);
+
+/**
+ * @generated from enum crm.ingest.v1.Outcome
+ */
+export enum Outcome {
+  /**
+   * @generated from enum value: OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Committed.
+   *
+   * @generated from enum value: OUTCOME_STORED = 1;
+   */
+  STORED = 1,
+
+  /**
+   * An item with this id was stored before (or earlier in the same batch); nothing new stored.
+   *
+   * @generated from enum value: OUTCOME_DUPLICATE = 2;
+   */
+  DUPLICATE = 2,
+
+  /**
+   * Not stored on purpose (an undeclared event name from a browser).
+   *
+   * @generated from enum value: OUTCOME_DROPPED = 3;
+   */
+  DROPPED = 3,
+
+  /**
+   * Refused; see code and error.
+   *
+   * @generated from enum value: OUTCOME_REFUSED = 4;
+   */
+  REFUSED = 4,
+}
+
+/**
+ * Describes the enum crm.ingest.v1.Outcome.
+ */
+export const OutcomeSchema: GenEnum<Outcome> = /*@__PURE__*/
+  enumDesc(file_crm_ingest_v1_ingest, 2);
+
+/**
+ * IngestService is the analytics write path. The gateway groups concurrent
+ * marketing requests (page views, custom events, leads) into one Ingest call
+ * and answers each HTTP request from its item's result, which is only
+ * returned once the item is committed to storage.
+ *
+ * @generated from service crm.ingest.v1.IngestService
+ */
+export const IngestService: GenService<{
+  /**
+   * @generated from rpc crm.ingest.v1.IngestService.Ingest
+   */
+  ingest: {
+    methodKind: "unary";
+    input: typeof IngestRequestSchema;
+    output: typeof IngestResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_crm_ingest_v1_ingest, 0);
 
 /**
  * IngestAdminService is the operator's side of the analytics write path.
@@ -161,6 +716,55 @@ export const IngestAdminService: GenService<{
     input: typeof ExportSiteRequestSchema;
     output: typeof ExportSiteResponseSchema;
   },
+  /**
+   * Stored rows as JSON objects (the fields of CONTRACT.md), oldest first, one page per
+   * call: the caller passes next_cursor back until it comes back empty. (Paged unary
+   * calls rather than a server stream: Deno's HTTP/2 client sometimes reports the end
+   * of a stream as "Premature close".)
+   *
+   * @generated from rpc crm.ingest.v1.IngestAdminService.ExportEvents
+   */
+  exportEvents: {
+    methodKind: "unary";
+    input: typeof ExportEventsRequestSchema;
+    output: typeof ExportEventsResponseSchema;
+  },
+  /**
+   * @generated from rpc crm.ingest.v1.IngestAdminService.ExportPageViews
+   */
+  exportPageViews: {
+    methodKind: "unary";
+    input: typeof ExportPageViewsRequestSchema;
+    output: typeof ExportPageViewsResponseSchema;
+  },
+  /**
+   * @generated from rpc crm.ingest.v1.IngestAdminService.ExportLeads
+   */
+  exportLeads: {
+    methodKind: "unary";
+    input: typeof ExportLeadsRequestSchema;
+    output: typeof ExportLeadsResponseSchema;
+  },
+  /**
+   * Deletes a visitor's profile, sessions, page views and events (and leads when asked).
+   *
+   * @generated from rpc crm.ingest.v1.IngestAdminService.DeleteVisitor
+   */
+  deleteVisitor: {
+    methodKind: "unary";
+    input: typeof DeleteVisitorRequestSchema;
+    output: typeof DeleteVisitorResponseSchema;
+  },
+  /**
+   * Deletes page views and events older than the retention period; leads stay.
+   *
+   * @generated from rpc crm.ingest.v1.IngestAdminService.RunRetention
+   */
+  runRetention: {
+    methodKind: "unary";
+    input: typeof RunRetentionRequestSchema;
+    output: typeof RunRetentionResponseSchema;
+  },
 }> = /*@__PURE__*/
-  serviceDesc(file_crm_ingest_v1_ingest, 0);
+  serviceDesc(file_crm_ingest_v1_ingest, 1);
 

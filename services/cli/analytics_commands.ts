@@ -1,0 +1,118 @@
+/**
+ * The analytics commands of `deno task admin`: exports as NDJSON (one JSON
+ * object a line, oldest first, streamed from ingest-service page by page),
+ * visitor deletion and the retention job.
+ */
+import { parseArgs } from "node:util";
+import type { Config } from "../lib/config.ts";
+import type { AdminClients } from "./admin_clients.ts";
+
+export class UsageError extends Error {}
+
+/** A page of an export is read within this. */
+const EXPORT_PAGE_TIMEOUT_MS = 5 * 60_000;
+const RETENTION_TIMEOUT_MS = 6 * 60 * 60_000;
+
+function sinceOf(value: string | undefined): bigint | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+    throw new UsageError(`--since must be an ISO 8601 date or time, got "${value}"`);
+  }
+  return BigInt(ms);
+}
+
+type ExportRequest = { siteId: string; sinceMs?: bigint; cursor: string };
+type Exporter = (
+  clients: AdminClients,
+  request: ExportRequest,
+) => Promise<{ rowsJson: string[]; nextCursor: string }>;
+
+const options = { timeoutMs: EXPORT_PAGE_TIMEOUT_MS };
+const EXPORTERS: Record<string, Exporter> = {
+  events: (c, r) => c.ingest.exportEvents(r, options),
+  pageviews: (c, r) => c.ingest.exportPageViews(r, options),
+  leads: (c, r) => c.ingest.exportLeads(r, options),
+};
+
+/** Every page of an export, in order: only one page is ever held in memory. */
+export async function* exportPages(
+  what: keyof typeof EXPORTERS,
+  clients: AdminClients,
+  siteId: string,
+  sinceMs?: bigint,
+): AsyncGenerator<string[]> {
+  let cursor = "";
+  do {
+    const page = await EXPORTERS[what](clients, { siteId, sinceMs, cursor });
+    if (page.rowsJson.length > 0) yield page.rowsJson;
+    cursor = page.nextCursor;
+  } while (cursor !== "");
+}
+
+/** `events|pageviews|leads export SITE_ID [--since ISO]`: prints NDJSON, returns nothing to print. */
+export async function exportCommand(
+  what: string,
+  clients: AdminClients,
+  args: string[],
+): Promise<undefined> {
+  const [action, ...rest] = args;
+  if (action !== "export") throw new UsageError(`${what} needs export`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { since: { type: "string" } },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) throw new UsageError("expected SITE_ID [--since ISO]");
+  const encoder = new TextEncoder();
+  for await (const rows of exportPages(what, clients, positionals[0], sinceOf(values.since))) {
+    await writeAll(encoder.encode(rows.join("\n") + "\n"));
+  }
+  return undefined;
+}
+
+async function writeAll(bytes: Uint8Array) {
+  let offset = 0;
+  while (offset < bytes.length) offset += await Deno.stdout.write(bytes.subarray(offset));
+}
+
+/** `visitor delete SITE_ID VISITOR_ID [--leads]` */
+export async function visitorCommand(clients: AdminClients, args: string[]): Promise<unknown> {
+  const [action, ...rest] = args;
+  if (action !== "delete") throw new UsageError("visitor needs delete");
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { leads: { type: "boolean", default: false } },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 2) throw new UsageError("expected SITE_ID VISITOR_ID [--leads]");
+  const [siteId, visitorId] = positionals;
+  const answer = await clients.ingest.deleteVisitor({ siteId, visitorId, leads: values.leads });
+  const deleted = Object.fromEntries(
+    Object.entries(answer.deleted).map(([k, v]) => [k, Number(v)]),
+  );
+  return { siteId, visitorId, leads: values.leads, deleted };
+}
+
+/** `retention run`: RETENTION_DAYS of this command's environment wins when set. */
+export async function retentionCommand(
+  clients: AdminClients,
+  args: string[],
+  config: Config,
+): Promise<unknown> {
+  if (args.length !== 1 || args[0] !== "run") throw new UsageError("retention needs run");
+  const answer = await clients.ingest.runRetention(
+    { retentionDays: config.retentionDaysSet ? config.retentionDays : undefined },
+    { timeoutMs: RETENTION_TIMEOUT_MS },
+  );
+  return {
+    retentionDays: answer.retentionDays,
+    cutoff: new Date(Number(answer.cutoffMs)).toISOString(),
+    droppedPartitions: answer.droppedPartitions,
+    deletedRows: Object.fromEntries(
+      Object.entries(answer.deletedRows).map(([k, v]) => [k, Number(v)]),
+    ),
+    elapsedMs: Number(answer.elapsedMs),
+    leads: "kept",
+  };
+}

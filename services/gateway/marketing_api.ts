@@ -1,0 +1,202 @@
+/**
+ * The marketing routes. The gateway checks what is HTTP (method, body size,
+ * content type, JSON, the caller, rate limits, CORS) and hands each request
+ * to the batcher; ingest-service decides everything else, and the answer is
+ * sent only when the item's batch has committed.
+ *
+ * | route                  | caller                               | success                      |
+ * | POST /marketing/event  | server, x-event-key (secret key)     | 200 {ok, duplicate}          |
+ * | POST /marketing/view   | browser, site by Origin              | 204                          |
+ * | POST /marketing/act    | browser, site by Origin              | 204 (undeclared: dropped)    |
+ * | POST /marketing/lead   | browser by Origin, or x-event-key    | 204, or 200 {ok, duplicate, id} |
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import {
+  type IngestItemSchema,
+  ItemKind,
+  type ItemResult,
+  Outcome,
+  Source,
+} from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import type { Code } from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
+import { type Handler, json, jsonError, type RequestContext } from "./http.ts";
+import { marketingCors, marketingPreflight, withCors } from "./cors.ts";
+import { httpErrorOf, httpErrorOfReason } from "./rpc_errors.ts";
+import type { Caller, Callers } from "./callers.ts";
+import type { RateLimiter } from "./rate_limit/policy.ts";
+import { type Batcher, OverloadedError } from "./batcher.ts";
+import { BodyTooLargeError, readLimitedText } from "./body.ts";
+
+export type IngestItemInit = MessageInitShape<typeof IngestItemSchema>;
+
+/** Request bodies of every marketing route: 8 KB. */
+export const BODY_LIMIT = 8 * 1024;
+
+interface RouteDef {
+  kind: ItemKind;
+  /** Who may call: a server with a secret key, a browser page, or either (by the header). */
+  caller: "server" | "browser" | "either";
+}
+
+export const MARKETING_ROUTES: Record<string, RouteDef> = {
+  "/marketing/event": { kind: ItemKind.EVENT, caller: "server" },
+  "/marketing/view": { kind: ItemKind.PAGE_VIEW, caller: "browser" },
+  "/marketing/act": { kind: ItemKind.EVENT, caller: "browser" },
+  "/marketing/lead": { kind: ItemKind.LEAD, caller: "either" },
+};
+
+export interface MarketingApiOptions {
+  batcher: Batcher<IngestItemInit, ItemResult>;
+  callers: Callers;
+  limiter: RateLimiter;
+  log: Logger;
+  now?: () => number;
+}
+
+/** The page's origin: the Origin header, else the origin of the Referer header. */
+export function pageOrigin(headers: Headers): string | null {
+  const origin = headers.get("origin");
+  if (origin) return origin;
+  const referer = headers.get("referer");
+  if (!referer) return null;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return null;
+  }
+}
+
+function isJsonType(contentType: string | null): boolean {
+  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
+  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+function parseObject(text: string): boolean {
+  try {
+    const value = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+function refusalOf(
+  result: ItemResult,
+): { code: Code; reason: string; fields: Record<string, unknown> } {
+  let fields: Record<string, unknown> = {};
+  if (result.error?.fieldsJson) {
+    try {
+      fields = JSON.parse(result.error.fieldsJson);
+    } catch {
+      fields = {};
+    }
+  }
+  return { code: result.code as Code, reason: result.error?.reason ?? "invalid_body", fields };
+}
+
+export function marketingApi(options: MarketingApiOptions): Handler {
+  const now = options.now ?? Date.now;
+
+  const handle = async (ctx: RequestContext, def: RouteDef, cors: Record<string, string>) => {
+    const { request } = ctx;
+    const error = (status: number, body: { message: string; [k: string]: unknown }) =>
+      withCors(jsonError(status, body), cors);
+    const receivedAtMs = now();
+    const key = request.headers.get("x-event-key");
+    const asServer = def.caller === "server" || (def.caller === "either" && key !== null);
+
+    const declared = Number(request.headers.get("content-length") ?? NaN);
+    if (Number.isFinite(declared) && declared > BODY_LIMIT) {
+      return error(413, { message: "payload_too_large" });
+    }
+    let caller: Caller;
+    if (asServer) {
+      caller = await options.callers.secretKey(key ?? "");
+    } else {
+      const origin = pageOrigin(request.headers);
+      caller = origin
+        ? await options.callers.origin(origin)
+        : { ok: false, reason: "unknown_domain" };
+    }
+    const limited = await options.limiter.marketingLimited({
+      ip: ctx.ip,
+      siteId: caller.ok ? caller.siteId : undefined,
+    }, receivedAtMs);
+    if (limited) return error(429, { message: "rate_limit_exceeded" });
+    if (!caller.ok) {
+      return asServer
+        ? error(401, { message: "invalid_key" })
+        : error(400, { message: "unknown_domain" });
+    }
+    // sendBeacon sends text/plain; servers must say what they send.
+    if (asServer && !isJsonType(request.headers.get("content-type"))) {
+      return error(415, { message: "unsupported_media_type" });
+    }
+    let body: string;
+    try {
+      body = await readLimitedText(request, BODY_LIMIT);
+    } catch (thrown) {
+      if (thrown instanceof BodyTooLargeError) return error(413, { message: "payload_too_large" });
+      throw thrown;
+    }
+    if (!parseObject(body)) return error(400, { message: "invalid_body" });
+
+    const result = await options.batcher.add({
+      kind: def.kind,
+      source: asServer ? Source.SERVER : Source.BROWSER,
+      siteId: caller.siteId,
+      receivedAtMs: BigInt(receivedAtMs),
+      clientIp: ctx.ip,
+      userAgent: request.headers.get("user-agent") ?? "",
+      bodyJson: body,
+    });
+    if (result.outcome === Outcome.REFUSED) {
+      const refusal = refusalOf(result);
+      const failure = httpErrorOfReason(refusal.code, refusal.reason, refusal.fields);
+      return error(failure.status, failure.body);
+    }
+    if (!asServer) return withCors(new Response(null, { status: 204 }), cors);
+    const duplicate = result.outcome === Outcome.DUPLICATE;
+    const answer: Record<string, unknown> = { ok: true, duplicate };
+    if (def.kind === ItemKind.LEAD) answer.id = result.id;
+    return json(200, answer, { "cache-control": "no-store" });
+  };
+
+  return async (ctx) => {
+    const { request, url } = ctx;
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, "") : url.pathname;
+    const def = MARKETING_ROUTES[path];
+    if (!def) {
+      return jsonError(404, {
+        message: `Cannot ${request.method} ${url.pathname}`,
+        error: "Not Found",
+        statusCode: 404,
+      });
+    }
+    ctx.route = path;
+    const origin = request.headers.get("origin");
+    const cors = def.caller === "server" ? {} : marketingCors(origin);
+    if (request.method === "OPTIONS" && def.caller !== "server") return marketingPreflight(origin);
+    if (request.method !== "POST") {
+      return withCors(
+        jsonError(405, { message: "method_not_allowed" }, {
+          allow: def.caller === "server" ? "POST" : "POST, OPTIONS",
+        }),
+        cors,
+      );
+    }
+    try {
+      return await handle(ctx, def, cors);
+    } catch (thrown) {
+      if (thrown instanceof OverloadedError) {
+        return withCors(jsonError(503, { message: "overloaded" }, { "retry-after": "1" }), cors);
+      }
+      const failure = httpErrorOf(thrown);
+      if (failure.serverSide) {
+        options.log.error("marketing request failed", { requestId: ctx.requestId, error: thrown });
+      }
+      return withCors(jsonError(failure.status, failure.body), cors);
+    }
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * IngestService: one call carries a batch of marketing requests from the
+ * gateway. Each item is prepared on its own (refusals answered at once),
+ * the rest are handed to the group commit, and the call answers only after
+ * the transaction holding them has committed.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type IngestItem,
+  type IngestService,
+  ItemKind,
+  type ItemResult,
+  Outcome,
+  Source,
+} from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import type { GroupCommit } from "./group_commit.ts";
+import type { EventTypeCache, TypesOfSite } from "./event_types.ts";
+import type { Partitions } from "./partitions.ts";
+import { type Enrichment, type Kind, type Prepared, prepareItem, type RawItem } from "./prepare.ts";
+import type { WriteItem, WriteResult } from "./rows.ts";
+
+export interface IngestDeps {
+  types: EventTypeCache;
+  enrichment: Enrichment;
+  partitions: Partitions;
+  committer: GroupCommit<WriteItem, WriteResult>;
+}
+
+const KINDS: Partial<Record<ItemKind, Kind>> = {
+  [ItemKind.PAGE_VIEW]: "view",
+  [ItemKind.EVENT]: "event",
+  [ItemKind.LEAD]: "lead",
+};
+
+function rawItem(item: IngestItem): RawItem | undefined {
+  const kind = KINDS[item.kind];
+  if (!kind || !item.siteId) return undefined;
+  return {
+    kind,
+    source: item.source === Source.BROWSER ? "browser" : "server",
+    siteId: item.siteId,
+    receivedAtMs: Number(item.receivedAtMs) || Date.now(),
+    clientIp: item.clientIp,
+    userAgent: item.userAgent,
+    bodyJson: item.bodyJson,
+  };
+}
+
+function answer(prepared: Prepared): ItemResult | undefined {
+  if ("dropped" in prepared) return { outcome: Outcome.DROPPED } as ItemResult;
+  if ("refused" in prepared) {
+    return {
+      outcome: Outcome.REFUSED,
+      code: prepared.code,
+      error: {
+        reason: prepared.refused.reason,
+        fieldsJson: prepared.refused.fields ? JSON.stringify(prepared.refused.fields) : "",
+      },
+    } as ItemResult;
+  }
+  return undefined;
+}
+
+export function ingestHandlers(deps: IngestDeps): ServiceImpl<typeof IngestService> {
+  return {
+    async ingest({ items }) {
+      const raw = items.map(rawItem);
+      const eventSites = new Set(raw.filter((r) => r?.kind === "event").map((r) => r!.siteId));
+      const types = new Map<string, TypesOfSite>();
+      await Promise.all(
+        [...eventSites].map(async (site) => types.set(site, await deps.types.get(site))),
+      );
+      const results: (ItemResult | undefined)[] = [];
+      const writes: WriteItem[] = [];
+      const positions: number[] = [];
+      const months: number[] = [];
+      raw.forEach((item, index) => {
+        if (!item) {
+          results[index] = {
+            outcome: Outcome.REFUSED,
+            code: 3,
+            error: { reason: "invalid_item", fieldsJson: "" },
+          } as ItemResult;
+          return;
+        }
+        const prepared = prepareItem(item, types.get(item.siteId), deps.enrichment);
+        results[index] = answer(prepared);
+        if ("write" in prepared) {
+          writes.push(prepared.write);
+          positions.push(index);
+          if (prepared.write.kind !== "lead") months.push(item.receivedAtMs);
+        }
+      });
+      if (writes.length > 0) {
+        await deps.partitions.ensure(months);
+        const written = await deps.committer.submit(writes);
+        written.forEach((w, i) => {
+          results[positions[i]] = {
+            outcome: w.duplicate ? Outcome.DUPLICATE : Outcome.STORED,
+            id: w.id ?? "",
+          } as ItemResult;
+        });
+      }
+      return { results: results as ItemResult[] };
+    },
+  };
+}

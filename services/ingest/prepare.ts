@@ -1,0 +1,175 @@
+/**
+ * From an IngestItem (site, time, client IP, user agent, body) to a row the
+ * writer can store, or to an answer without storing: validation, parameter
+ * normalisation, enrichment (location from the full IP, then the IP
+ * truncated; device, browser, OS and bot flag; channel and campaign) and the
+ * privacy cleaning of URLs. Pure apart from the event types it is given.
+ */
+import { Code } from "../lib/errors.ts";
+import { applyEventType, parseEventBody } from "./event_body.ts";
+import { parsePageViewBody } from "./page_view_body.ts";
+import { parseLeadBody } from "./lead_body.ts";
+import { type Refusal, RefusedError } from "./body_fields.ts";
+import type { TypesOfSite } from "./event_types.ts";
+import type { GeoLookup } from "./geo.ts";
+import type { ReferrerList } from "./referrers.ts";
+import { describeAgent } from "./user_agent.ts";
+import { truncateIp } from "./ip.ts";
+import { campaignOf } from "./url_clean.ts";
+import { classifyChannel } from "./channel.ts";
+import type { Attribution, WriteItem } from "./rows.ts";
+
+export type Kind = "view" | "event" | "lead";
+export type Source = "browser" | "server";
+
+export interface RawItem {
+  kind: Kind;
+  source: Source;
+  siteId: string;
+  receivedAtMs: number;
+  clientIp: string;
+  userAgent: string;
+  bodyJson: string;
+}
+
+export type Prepared =
+  | { write: WriteItem }
+  | { dropped: true }
+  | { refused: Refusal; code: Code };
+
+export interface Enrichment {
+  geo: GeoLookup;
+  referrers: ReferrerList;
+}
+
+/** Refusals and the Connect code the gateway turns into an HTTP status (400 for all of them). */
+const CODES: Record<string, Code> = {
+  invalid_body: Code.InvalidArgument,
+  invalid_event_name: Code.InvalidArgument,
+  unknown_event: Code.InvalidArgument,
+};
+
+function refuse(refusal: Refusal, source: Source): Prepared {
+  // A browser is told only that its body was malformed; an invalid or undeclared
+  // event name is dropped silently (204), as the specification asks.
+  if (source === "browser" && refusal.reason !== "invalid_body") return { dropped: true };
+  return { refused: refusal, code: CODES[refusal.reason] ?? Code.InvalidArgument };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RefusedError({ reason: "invalid_body" });
+  }
+}
+
+export function prepareItem(
+  item: RawItem,
+  types: TypesOfSite | undefined,
+  enrichment: Enrichment,
+): Prepared {
+  try {
+    const body = parseJson(item.bodyJson);
+    const receivedAt = new Date(item.receivedAtMs).toISOString();
+    if (item.kind === "view") return { write: pageView(item, body, receivedAt, enrichment) };
+    if (item.kind === "event") {
+      const input = parseEventBody(body);
+      const typed = applyEventType(input, types?.get(input.name));
+      return {
+        write: {
+          kind: "event",
+          row: {
+            site_id: item.siteId,
+            received_at: receivedAt,
+            name: input.name,
+            event_id: input.eventId,
+            visitor_id: input.visitorId,
+            session_id: input.sessionId,
+            url: input.url,
+            params: typed.params,
+            value: typed.value,
+            currency: typed.currency,
+            source: item.source,
+            bot: item.source === "browser" ? describeAgent(item.userAgent).bot : null,
+          },
+        },
+      };
+    }
+    const lead = parseLeadBody(body);
+    return {
+      write: {
+        kind: "lead",
+        row: {
+          id: crypto.randomUUID(),
+          site_id: item.siteId,
+          received_at: receivedAt,
+          lead_id: lead.leadId,
+          source: item.source,
+          form: lead.form,
+          name: lead.name,
+          email: lead.email,
+          phone: lead.phone,
+          message: lead.message,
+          fields: lead.fields,
+          visitor_id: lead.visitorId,
+          session_id: lead.sessionId,
+          url: lead.url,
+        },
+      },
+    };
+  } catch (error) {
+    if (error instanceof RefusedError) return refuse(error.refusal, item.source);
+    throw error;
+  }
+}
+
+function pageView(
+  item: RawItem,
+  body: unknown,
+  receivedAt: string,
+  enrichment: Enrichment,
+): WriteItem {
+  const view = parsePageViewBody(body);
+  const campaign = campaignOf(view.rawUrl);
+  const attribution: Attribution = {
+    channel: classifyChannel(
+      { campaign, referrer: view.rawReferrer, pageUrl: view.rawUrl },
+      enrichment.referrers,
+    ),
+    utm_source: campaign.utm.utm_source,
+    utm_medium: campaign.utm.utm_medium,
+    utm_campaign: campaign.utm.utm_campaign,
+    utm_term: campaign.utm.utm_term,
+    utm_content: campaign.utm.utm_content,
+    ad_link: campaign.adLink,
+    click_ids: campaign.clickIds,
+  };
+  const agent = describeAgent(item.userAgent);
+  return {
+    kind: "view",
+    row: {
+      site_id: item.siteId,
+      received_at: receivedAt,
+      visitor_id: view.visitorId,
+      session_id: view.sessionId,
+      url: view.url,
+      title: view.title,
+      referrer: view.referrer,
+      attribution,
+      ad_cookies: view.adCookies,
+      screen: view.screen,
+      viewport: view.viewport,
+      pixel_ratio: view.pixelRatio,
+      language: view.language,
+      time_zone: view.timeZone,
+      // Location from the full address; only the truncated address is stored.
+      country: enrichment.geo.country(item.clientIp),
+      device: agent.device,
+      browser: agent.browser,
+      os: agent.os,
+      bot: agent.bot,
+      ip: truncateIp(item.clientIp),
+    },
+  };
+}

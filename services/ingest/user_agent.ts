@@ -1,0 +1,43 @@
+/**
+ * Device, browser and operating system from the User-Agent header
+ * (ua-parser-js 1.x, MIT; 2.x changed to AGPL-3.0), and a bot flag from
+ * isbot's maintained pattern list. A missing user agent counts as a bot:
+ * every browser sends one. Answers are cached, since a few thousand user
+ * agents make up nearly all traffic and parsing costs about 12 µs.
+ */
+import UAParser from "ua-parser-js";
+import { isbot } from "isbot";
+
+export interface Agent {
+  /** desktop, mobile, tablet, smarttv, console, wearable, embedded; null when unknown. */
+  device: string | null;
+  browser: string | null;
+  os: string | null;
+  bot: boolean;
+}
+
+const MAX_CACHED = 10_000;
+const MAX_UA = 512;
+const cache = new Map<string, Agent>();
+
+function parse(ua: string): Agent {
+  if (ua.trim() === "") return { device: null, browser: null, os: null, bot: true };
+  const result = new UAParser(ua).getResult();
+  const known = Boolean(result.browser.name || result.os.name);
+  return {
+    device: result.device.type ?? (known ? "desktop" : null),
+    browser: result.browser.name ?? null,
+    os: result.os.name ?? null,
+    bot: isbot(ua),
+  };
+}
+
+export function describeAgent(userAgent: string): Agent {
+  const ua = userAgent.slice(0, MAX_UA);
+  const cached = cache.get(ua);
+  if (cached) return cached;
+  const agent = parse(ua);
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(ua, agent);
+  return agent;
+}

@@ -1,0 +1,343 @@
+/**
+ * `deno task bench ingest`: end-to-end durable ingest throughput. The whole
+ * system runs as its own process (`deno task start` on a fresh Postgres
+ * database, marketing limits raised); this process drives POST
+ * /marketing/event with many concurrent keep-alive connections, every event
+ * with its own id, and counts only 200 answers (each sent after its commit).
+ * In the same run the same rows are bulk-inserted straight into the same
+ * Postgres (multi-row INSERT ... SELECT FROM json_to_recordset, 1000 rows a
+ * statement, ids into ingest.event_ids as the service does), for comparison.
+ */
+import postgres from "postgres";
+import type { BenchReport } from "./main.ts";
+import { uniqueId } from "../helpers/env.ts";
+import { openPostgres } from "../../services/lib/db/postgres.ts";
+import type { Database } from "../../services/lib/db/mod.ts";
+import { HttpConnection } from "./http_client.ts";
+import { loadConfig } from "../../services/lib/config.ts";
+import { adminClients } from "../../services/cli/admin_clients.ts";
+import { importManifest } from "../../services/cli/site_manifest.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
+const EVENTS = Number(Deno.env.get("BENCH_INGEST_EVENTS") ?? 60_000);
+const CONCURRENCY = Number(Deno.env.get("BENCH_INGEST_CONCURRENCY") ?? 256);
+const WARMUP = 3_000;
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+async function startServer(databaseUrl: string, seedFile: string) {
+  const child = new Deno.Command("deno", {
+    args: ["run", "-A", "services/cli/start.ts", "--seed", seedFile],
+    cwd: ROOT,
+    env: {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: "",
+      PORT: String(freePort()),
+      AUTH_URL: `http://127.0.0.1:${freePort()}`,
+      CONTENT_URL: `http://127.0.0.1:${freePort()}`,
+      INGEST_URL: `http://127.0.0.1:${freePort()}`,
+      LOG_LEVEL: "error",
+      ...RAISED_LIMITS,
+    },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!/gateway listening on (\S+)/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`start exited: ${out}`);
+    out += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  return { child, url: /gateway listening on (\S+)/.exec(out)![1] };
+}
+
+const RAISED_LIMITS = {
+  RATE_LIMIT_MARKETING_PER_IP: "1000000000",
+  RATE_LIMIT_MARKETING_PER_SITE: "1000000000",
+};
+
+async function waitForLine(child: Deno.ChildProcess, pattern: RegExp): Promise<string> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!pattern.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`process exited: ${out}`);
+    out += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  return out;
+}
+
+/**
+ * The services as separate processes, as a cluster runs them (`deno task
+ * service NAME` for auth, content, ingest and the gateway), so the gateway
+ * and ingest-service each get a core of their own.
+ */
+async function startCluster(databaseUrl: string, redisUrl: string, seed: string) {
+  const ports = { auth: freePort(), content: freePort(), ingest: freePort(), gateway: freePort() };
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: `${uniqueId("bench")}:`,
+    HOST: "127.0.0.1",
+    AUTH_URL: `http://127.0.0.1:${ports.auth}`,
+    CONTENT_URL: `http://127.0.0.1:${ports.content}`,
+    INGEST_URL: `http://127.0.0.1:${ports.ingest}`,
+    LOG_LEVEL: "error",
+    ...RAISED_LIMITS,
+  };
+  const children: Deno.ChildProcess[] = [];
+  const url = `http://127.0.0.1:${ports.gateway}`;
+  try {
+    for (const name of ["auth", "content", "ingest", "gateway"] as const) {
+      const child = new Deno.Command("deno", {
+        args: ["run", "-A", "services/cli/service.ts", name],
+        cwd: ROOT,
+        env: { ...env, GRPC_PORT: String(ports[name]), PORT: String(ports.gateway) },
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn();
+      children.push(child);
+      await waitForLine(child, /listening on/);
+    }
+    const clients = adminClients(loadConfig(env, "admin"));
+    for (const client of Object.values(clients)) await client.migrate({});
+    await importManifest(clients, seed);
+    for (let i = 0; i < 100; i++) {
+      if ((await fetch(`${url}/healthz`).then((r) => r.status).catch(() => 0)) === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } catch (error) {
+    // Never leave services behind when the cluster could not start.
+    for (const child of children) {
+      child.kill("SIGKILL");
+      await child.status;
+    }
+    throw error;
+  }
+  return { url, children };
+}
+
+function eventBody(run: string, i: number) {
+  return {
+    name: "purchase",
+    event_id: `${run}-${i}`,
+    visitor_id: `v-${i % 5000}`,
+    params: { product: "beans", quantity: (i % 7) + 1 },
+    value: 1299,
+    url: "https://demo.example/checkout/thanks",
+  };
+}
+
+interface LoadResult {
+  ok: number;
+  failed: number;
+  seconds: number;
+  latencies: number[];
+}
+
+async function load(url: string, run: string, count: number, concurrency: number) {
+  const latencies: number[] = [];
+  let next = 0;
+  let ok = 0;
+  let failed = 0;
+  const started = performance.now();
+  const headers = { "content-type": "application/json", "x-event-key": SECRET_KEY };
+  const worker = async () => {
+    const connection = await HttpConnection.open(url);
+    try {
+      while (next < count) {
+        const i = next++;
+        const t0 = performance.now();
+        try {
+          const res = await connection.post(
+            "/marketing/event",
+            headers,
+            JSON.stringify(eventBody(run, i)),
+          );
+          if (res.status === 200 && res.body.includes('"ok":true')) ok++;
+          else failed++;
+        } catch {
+          failed++;
+        }
+        latencies.push(performance.now() - t0);
+      }
+    } finally {
+      connection.close();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { ok, failed, seconds: (performance.now() - started) / 1000, latencies } as LoadResult;
+}
+
+async function bulkInsert(db: Database, run: string, count: number) {
+  const receivedAt = new Date().toISOString();
+  const started = performance.now();
+  for (let offset = 0; offset < count; offset += 1000) {
+    const rows = [];
+    for (let i = offset; i < Math.min(count, offset + 1000); i++) {
+      const e = eventBody(run, i);
+      rows.push({
+        site_id: "demo",
+        received_at: receivedAt,
+        name: e.name,
+        event_id: e.event_id,
+        visitor_id: e.visitor_id,
+        url: e.url,
+        params: e.params,
+        value: e.value,
+        currency: "EUR",
+        source: "server",
+      });
+    }
+    const json = JSON.stringify(rows);
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `insert into ingest.event_ids (site_id, event_id, received_at)
+         select site_id, event_id, received_at
+           from json_to_recordset($1::json) as r(site_id text, event_id text, received_at timestamptz)
+         on conflict do nothing`,
+        [json],
+      );
+      await tx.query(
+        `insert into ingest.events
+           (site_id, received_at, name, event_id, visitor_id, url, params, value, currency, source)
+         select site_id, received_at, name, event_id, visitor_id, url, params, value, currency, source
+           from json_to_recordset($1::json) as r(site_id text, received_at timestamptz, name text,
+             event_id text, visitor_id text, url text, params json, value bigint, currency text,
+             source text)`,
+        [json],
+      );
+    });
+  }
+  return (performance.now() - started) / 1000;
+}
+
+export async function run(): Promise<BenchReport> {
+  const base = Deno.env.get("DATABASE_URL");
+  const report: BenchReport = {
+    name: "ingest",
+    description:
+      `POST /marketing/event end to end (gateway → auth → ingest → Postgres, 200 only after commit), ${EVENTS} events with ids from ${CONCURRENCY} concurrent connections in a separate process, against a bulk INSERT of the same rows into the same Postgres.`,
+    rows: [],
+    notes: [],
+  };
+  if (!base) {
+    report.notes!.push("needs DATABASE_URL (a Postgres server); nothing measured");
+    return report;
+  }
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  const dbName = uniqueId("crm_bench_");
+  await admin.unsafe(`create database ${dbName}`);
+  const dbUrl = new URL(base);
+  dbUrl.pathname = `/${dbName}`;
+  const seedFile = await Deno.makeTempFile({ suffix: ".json" });
+  const manifest = JSON.parse(
+    await Deno.readTextFile(`${ROOT}test/fixtures/contract-example.json`),
+  );
+  manifest.eventTypes.push({
+    name: "purchase",
+    params: [{ key: "product", type: "string" }, { key: "quantity", type: "number" }],
+    bringsRevenue: true,
+    currency: "EUR",
+  });
+  await Deno.writeTextFile(seedFile, JSON.stringify(manifest));
+  const server = await startServer(dbUrl.toString(), seedFile);
+  const db = await openPostgres(dbUrl.toString(), { poolSize: 2 });
+  try {
+    const run = uniqueId("b");
+    await load(server.url, `w${run}`, WARMUP, CONCURRENCY);
+    const result = await load(server.url, run, EVENTS, CONCURRENCY);
+    const sorted = result.latencies.sort((a, b) => a - b);
+    const [{ stored }] = await db.query<{ stored: number }>(
+      "select count(*)::int as stored from ingest.events where event_id like $1",
+      [`${run}-%`],
+    );
+    report.rows.push({
+      path: "HTTP end to end (durable)",
+      events: result.ok,
+      failed: result.failed,
+      seconds: round(result.seconds, 2),
+      "events/s": Math.round(result.ok / result.seconds),
+      "p50 ms": round(percentile(sorted, 0.5)),
+      "p99 ms": round(percentile(sorted, 0.99)),
+      "stored rows": stored,
+    });
+    const bulkSeconds = await bulkInsert(db, `${run}-bulk`, EVENTS);
+    report.rows.push({
+      path: "bulk INSERT, 1000 rows a statement",
+      events: EVENTS,
+      failed: 0,
+      seconds: round(bulkSeconds, 2),
+      "events/s": Math.round(EVENTS / bulkSeconds),
+      "p50 ms": null,
+      "p99 ms": null,
+      "stored rows": EVENTS,
+    });
+    server.child.kill("SIGTERM");
+    await server.child.status;
+    const redisUrl = Deno.env.get("REDIS_URL");
+    if (redisUrl) {
+      const cluster = await startCluster(dbUrl.toString(), redisUrl, JSON.stringify(manifest));
+      try {
+        const clusterRun = uniqueId("c");
+        await load(cluster.url, `w${clusterRun}`, WARMUP, CONCURRENCY);
+        const r = await load(cluster.url, clusterRun, EVENTS, CONCURRENCY);
+        const s = r.latencies.sort((a, b) => a - b);
+        const [{ stored }] = await db.query<{ stored: number }>(
+          "select count(*)::int as stored from ingest.events where event_id like $1",
+          [`${clusterRun}-%`],
+        );
+        report.rows.push({
+          path: "HTTP end to end, one process per service",
+          events: r.ok,
+          failed: r.failed,
+          seconds: round(r.seconds, 2),
+          "events/s": Math.round(r.ok / r.seconds),
+          "p50 ms": round(percentile(s, 0.5)),
+          "p99 ms": round(percentile(s, 0.99)),
+          "stored rows": stored,
+        });
+      } finally {
+        for (const child of cluster.children.reverse()) {
+          child.kill("SIGTERM");
+          await child.status;
+        }
+      }
+    } else {
+      report.notes!.push("set REDIS_URL to also measure one process per service");
+    }
+    report.notes!.push(
+      `machine: ${navigator.hardwareConcurrency} cores, shared with other work; figures are noisy`,
+      "the load generator, the system and Postgres share those cores",
+    );
+  } finally {
+    try {
+      server.child.kill("SIGTERM");
+      await server.child.status;
+    } catch { /* stopped already */ }
+    await db.close();
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+    await Deno.remove(seedFile);
+  }
+  return report;
+}

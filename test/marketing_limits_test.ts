@@ -1,0 +1,89 @@
+/**
+ * The shared marketing limits: 120 requests per IP and 6000 per site a
+ * minute across page views, events and leads, in-process and (when
+ * REDIS_URL is set) in Redis, answered 429 rate_limit_exceeded.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REDIS_URL } from "./helpers/env.ts";
+import { startTestSystem, type TestSystem } from "./helpers/system.ts";
+import { analyticsManifest, beacon, postEvent } from "./helpers/marketing.ts";
+
+/** Waits until the current one-minute window has at least `seconds` left. */
+async function freshWindow(seconds: number) {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < seconds * 1000) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+const COUNTERS = REDIS_URL ? ["in-process", "redis"] : ["in-process"];
+
+describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
+  let sys: TestSystem;
+
+  beforeAll(async () => {
+    sys = await startTestSystem({
+      seed: await analyticsManifest(),
+      redis: counters === "redis",
+      env: {
+        TRUST_PROXY: "1",
+        RATE_LIMIT_MARKETING_PER_IP: "120",
+        RATE_LIMIT_MARKETING_PER_SITE: "6000",
+      },
+    });
+  });
+  afterAll(async () => {
+    await sys?.close();
+  });
+
+  it("allows 120 requests per IP a minute across views, events and leads, then 429", async () => {
+    await freshWindow(20);
+    const ip = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
+    const headers = { "x-forwarded-for": ip };
+    const sends = [
+      () => beacon(sys, "/marketing/view", { u: "https://demo.example/" }, headers),
+      () => beacon(sys, "/marketing/act", { n: "note", u: "https://demo.example/" }, headers),
+      () => beacon(sys, "/marketing/lead", { email: "a@b.c" }, headers),
+      () => postEvent(sys, { name: "note" }, headers),
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 120; i++) {
+      const res = await sends[i % 4]();
+      statuses.push(res.status);
+      await res.body?.cancel();
+    }
+    expect(statuses.filter((s) => s === 429)).toHaveLength(0);
+    for (const send of sends) {
+      const res = await send();
+      expect(res.status).toBe(429);
+      expect(await res.json()).toEqual({ message: "rate_limit_exceeded" });
+    }
+    const other = await beacon(sys, "/marketing/view", { u: "https://demo.example/" }, {
+      "x-forwarded-for": "198.51.100.7",
+    });
+    expect(other.status).toBe(204);
+  });
+
+  it("allows 6000 requests per site a minute, from any number of IPs, then 429", async () => {
+    await freshWindow(15);
+    let sent = 0;
+    const statuses = new Map<number, number>();
+    // 60 addresses of 100 requests each: under the per-IP limit, at the site limit.
+    const worker = async (w: number) => {
+      for (let i = 0; i < 100; i++) {
+        const res = await beacon(sys, "/marketing/view", { u: "https://demo.example/" }, {
+          "x-forwarded-for": `192.0.2.${w + 1}`,
+        });
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        await res.body?.cancel();
+        sent++;
+      }
+    };
+    await Promise.all(Array.from({ length: 60 }, (_, w) => worker(w)));
+    expect(sent).toBe(6000);
+    // Earlier tests of this file already counted a few requests for the site.
+    const refused = statuses.get(429) ?? 0;
+    expect(refused).toBeLessThan(200);
+    const over = await postEvent(sys, { name: "note" }, { "x-forwarded-for": "192.0.2.200" });
+    expect(over.status).toBe(429);
+    expect((await over.json()).message).toBe("rate_limit_exceeded");
+  });
+});

@@ -6,7 +6,7 @@ export type Row = Record<string, unknown>;
 
 export async function exportRows(
   sys: TestSystem,
-  kind: "events" | "pageviews",
+  kind: "events" | "pageviews" | "leads",
   siteId: string,
 ): Promise<Row[]> {
   const result = await runTask(["admin", kind, "export", siteId], {

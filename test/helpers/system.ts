@@ -9,6 +9,8 @@ import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
 
 export interface TestSystemOptions {
+  /** Serve the demo page at /demo/ (needs the bundled demo site, e.g. seeded from it). */
+  demoPage?: boolean;
   storage?: StorageKind;
   /** Manifest to import before serving (object or JSON text). */
   seed?: unknown;
@@ -71,6 +73,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   try {
     system = await startSystem(config, {
       seed,
+      demoPage: options.demoPage,
       log: options.log ?? createLogger(config.logLevel),
     });
   } catch (error) {

@@ -29,10 +29,7 @@ export function authAdminHandlers(
     await bus.publish("key-changed", keyHash);
   };
   return {
-    async migrate() {
-      const result = await context.migrate();
-      return { appliedVersions: result.applied, currentVersion: result.current };
-    },
+    migrate: () => context.migrateRpc(),
 
     async importSite({ manifestJson, dryRun }) {
       const manifest = parseManifestOrRefuse(manifestJson);

@@ -15,10 +15,7 @@ export function contentAdminHandlers(
   bus: Bus,
 ): ServiceImpl<typeof ContentAdminService> {
   return {
-    async migrate() {
-      const result = await context.migrate();
-      return { appliedVersions: result.applied, currentVersion: result.current };
-    },
+    migrate: () => context.migrateRpc(),
 
     async importSite({ manifestJson, dryRun }) {
       const manifest = parseManifestOrRefuse(manifestJson);

@@ -48,10 +48,7 @@ export function ingestAdminHandlers(
     return { rowsJson: result.rows, nextCursor: result.nextCursor };
   };
   return {
-    async migrate() {
-      const result = await context.migrate();
-      return { appliedVersions: result.applied, currentVersion: result.current };
-    },
+    migrate: () => context.migrateRpc(),
 
     async importSite({ manifestJson, dryRun }) {
       const manifest = parseManifestOrRefuse(manifestJson);

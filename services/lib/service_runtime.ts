@@ -18,6 +18,8 @@ export interface ServiceContext {
   db: Database;
   /** Applies pending migrations and marks the service SERVING. */
   migrate(): Promise<MigrationResult>;
+  /** The Migrate admin RPC every service serves: migrate(), in its answer's shape. */
+  migrateRpc(): Promise<{ appliedVersions: number[]; currentVersion: number }>;
 }
 
 export interface ServiceDefinition {
@@ -74,6 +76,10 @@ export async function runService(
       if (result.applied.length) log.info("migrations applied", { versions: result.applied });
       markReady();
       return result;
+    },
+    async migrateRpc() {
+      const result = await context.migrate();
+      return { appliedVersions: result.applied, currentVersion: result.current };
     },
   };
   const handlers = definition.setup(context);

@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
-import { type Browser, launchBrowser, recordBeacons } from "./helpers/browser.ts";
+import { type Browser, BROWSER_TESTS, launchBrowser, recordBeacons } from "./helpers/browser.ts";
 import { exportRows, waitForRows } from "./helpers/exports.ts";
 
 const DEMO = new URL("../services/cli/demo_site.json", import.meta.url);
 const DESKTOP_CHROME =
   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36";
 
-describe("the demo page", () => {
+describe.skipIf(!BROWSER_TESTS)("the demo page", () => {
   let sys: TestSystem;
   let browser: Browser;
 

@@ -17,7 +17,10 @@ const REDIS_WANTED = REDIS_URL !== undefined || await ownRedisWanted();
 const PER_IP = 5;
 const PREFIX = "crmfailover:";
 
-describe.each(STORAGES)("content API when Redis fails, on %s", (storage) => {
+// Redis failing is independent of storage: one storage is enough, Postgres when configured.
+const STORAGE = STORAGES[STORAGES.length - 1];
+
+describe.each([STORAGE])("content API when Redis fails, on %s", (storage) => {
   let own: OwnRedis;
   let sys: TestSystem;
   let captured: CapturedLog;
@@ -128,6 +131,7 @@ describe.each(STORAGES)("content API when Redis fails, on %s", (storage) => {
 
   it.skipIf(!REDIS_WANTED)("does not hang when Redis hangs", async () => {
     await roomInWindow(15_000);
+    const backBefore = captured.find("Redis is back").length;
     own.pause();
     try {
       const started = Date.now();
@@ -144,7 +148,7 @@ describe.each(STORAGES)("content API when Redis fails, on %s", (storage) => {
     const back = await eventually(
       async () => {
         await status(freshIp());
-        return captured.find("Redis is back").length >= 2;
+        return captured.find("Redis is back").length > backBefore;
       },
       10_000,
       200,

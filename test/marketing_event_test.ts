@@ -234,8 +234,11 @@ describe.each(STORAGES)("POST /marketing/event on %s", (storage) => {
 
   it("needs content-type application/json", async () => {
     const res = await postEvent(sys, { name: "note" }, { "content-type": "text/plain" });
-    expect(res.status).toBe(415);
-    expect((await res.json()).message).toBe("unsupported_media_type");
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      message: "invalid_body",
+      problem: "content-type must be application/json",
+    });
     const charset = await postEvent(sys, { name: "note" }, {
       "content-type": "application/json; charset=utf-8",
     });

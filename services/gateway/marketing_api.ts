@@ -129,9 +129,13 @@ export function marketingApi(options: MarketingApiOptions): Handler {
         ? error(401, { message: "invalid_key" })
         : error(400, { message: "unknown_domain" });
     }
-    // sendBeacon sends text/plain; servers must say what they send.
+    // sendBeacon sends text/plain; servers must say what they send. The
+    // specification's error table has no 415, so this is its invalid_body.
     if (asServer && !isJsonType(request.headers.get("content-type"))) {
-      return error(415, { message: "unsupported_media_type" });
+      return error(400, {
+        message: "invalid_body",
+        problem: "content-type must be application/json",
+      });
     }
     let body: string;
     try {

@@ -2,8 +2,8 @@
  * Privacy handling of URLs before they are stored (page, referrer, landing
  * and event URLs): the #fragment goes, and so does every query parameter
  * that commonly carries a secret or a personal address. Campaign parameters
- * (UTM tags, ad click ids, the ad-link code `dl`) and `code` stay. The rest
- * of the URL keeps its original encoding.
+ * (UTM tags, ad click ids, the ad-link code `dl`) and `code` stay. Kept query
+ * pieces stay as sent; the rest is normalised by the WHATWG URL parser.
  */
 
 /** Parameter names removed from every stored URL (compared without case). */

@@ -74,5 +74,10 @@ async function main() {
 main().catch((error) => {
   if (error instanceof ConfigError) fail(`configuration: ${error.message}`);
   if (error instanceof ManifestError) fail(`invalid manifest at ${error.path}: ${error.problem}`);
-  fail(`start failed: ${describeError(error)}`);
+  const inUse = error instanceof Deno.errors.AddrInUse ||
+    (error as { code?: string })?.code === "EADDRINUSE";
+  const hint = inUse
+    ? " (is another instance running? PORT, AUTH_URL, CONTENT_URL and INGEST_URL choose the ports)"
+    : "";
+  fail(`start failed: ${describeError(error)}${hint}`);
 });

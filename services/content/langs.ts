@@ -21,9 +21,11 @@ export function resolveLanguages(
   values: readonly string[],
   active: readonly string[],
 ): LanguageResult {
-  // Empty items ("lang=" or "en,,de") are ignored rather than refused.
-  const codes = values.flatMap((v) => v.split(",")).map((c) => c.trim()).filter((c) => c !== "");
-  if (codes.length === 0) return { ok: true, langs: [...active] };
+  // A bare "lang=" is the parameter left empty: all languages, as when omitted.
+  // Inside a list every item is a code and must match the format, so "en,"
+  // and " en" are refused (the empty or padded code is echoed).
+  if (values.every((v) => v === "")) return { ok: true, langs: [...active] };
+  const codes = values.flatMap((v) => v.split(","));
   if (codes.length > LIMITS.maxLanguagesInQuery) {
     return {
       ok: false,

@@ -25,6 +25,20 @@ describe("resolveLanguages", () => {
     }
   });
 
+  it("refuses empty and padded items of a list, echoing them", () => {
+    for (
+      const [values, bad] of [[["en,"], ""], [["en,,de"], ""], [[" en"], " en"], [
+        ["en", ""],
+        "",
+      ], [["en\t"], "en\t"]] as const
+    ) {
+      expect(resolveLanguages(values, active)).toEqual({
+        ok: false,
+        error: { reason: "invalid_lang", fields: { lang: bad } },
+      });
+    }
+  });
+
   it("refuses inactive codes listing the unknown and the available ones", () => {
     expect(resolveLanguages(["en,fr", "it"], active)).toEqual({
       ok: false,

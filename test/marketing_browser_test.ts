@@ -122,6 +122,27 @@ describe.each(STORAGES)("browser routes on %s", (storage) => {
     });
   });
 
+  it("never stores ad cookies from a browser that sends Global Privacy Control", async () => {
+    const visitor = uniqueId("gpc-");
+    const cookies = { _ga: "GA1.1.9", _fbp: "fb.1.9" };
+    const gpc = await beacon(sys, "/marketing/view", {
+      v: visitor,
+      u: "https://demo.example/gpc",
+      c: cookies,
+    }, { "sec-gpc": "1" });
+    expect(gpc.status).toBe(204);
+    await beacon(sys, "/marketing/view", {
+      v: visitor,
+      u: "https://demo.example/plain",
+      c: cookies,
+    });
+    const views = await viewsOf(visitor);
+    expect(views.map((v: Json) => [v.url, v.adCookies])).toEqual([
+      ["https://demo.example/gpc", {}],
+      ["https://demo.example/plain", cookies],
+    ]);
+  });
+
   it("looks the location up from the full address and stores IPv6 cut to /48", async () => {
     const visitor = uniqueId("v6-");
     await beacon(sys, "/marketing/view", { v: visitor, u: "https://demo.example/" }, {

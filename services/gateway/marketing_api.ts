@@ -72,12 +72,12 @@ function isJsonType(contentType: string | null): boolean {
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-function parseObject(text: string): boolean {
+function parseObject(text: string): Record<string, unknown> | null {
   try {
     const value = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -144,7 +144,14 @@ export function marketingApi(options: MarketingApiOptions): Handler {
       if (thrown instanceof BodyTooLargeError) return error(413, { message: "payload_too_large" });
       throw thrown;
     }
-    if (!parseObject(body)) return error(400, { message: "invalid_body" });
+    const parsed = parseObject(body);
+    if (!parsed) return error(400, { message: "invalid_body" });
+    // Global Privacy Control as the browser's Sec-GPC header: ad cookies are
+    // never stored, even from a page whose script did not see the signal.
+    if (def.kind === ItemKind.PAGE_VIEW && request.headers.get("sec-gpc")?.trim() === "1") {
+      delete parsed.c;
+      body = JSON.stringify(parsed);
+    }
 
     const result = await options.batcher.add({
       kind: def.kind,

@@ -291,6 +291,9 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
           w.crmTrack("signup", "not an object");
           w.crmTrack("signup", circular);
           w.crmTrack("signup", {}, { value: Symbol("x") });
+          const consent = (window as unknown as { crmConsent: { push(...a: unknown[]): void } })
+            .crmConsent;
+          consent.push(Object.create(null), { toString: () => 1 / 0 }, 42);
           return "no exception";
         } catch (error) {
           return String(error);
@@ -333,6 +336,27 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
         "queued",
         "live",
       ]);
+    });
+
+    it("keeps the arrays a snippet holds working after load", async () => {
+      const path = unique("held");
+      const before = `<script>var q = window.crmq = window.crmq || [];
+      var c = window.crmConsent = window.crmConsent || [];
+      q.push(["newsletter", { source: "queued" }]);</script>`;
+      const { page, beacons } = await open(path, widgetPage({ gateway: sys.url, before }));
+      await expect.poll(() => acts(beacons).length).toBe(1);
+      const isArray = await page.evaluate(() => {
+        const w = window as unknown as { q: unknown[]; crmq: unknown };
+        w.q.push(["newsletter", { source: "held" }]);
+        return Array.isArray(w.crmq) && w.crmq === w.q;
+      });
+      expect(isArray).toBe(true);
+      await expect.poll(() => acts(beacons).map((b) => (b.body.p as Row).source)).toEqual([
+        "queued",
+        "held",
+      ]);
+      await page.evaluate(() => (window as unknown as { c: unknown[] }).c.push("deny"));
+      expect((await storage(page)).crm_consent).toBe("denied");
     });
   });
 
@@ -476,6 +500,59 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
         ),
       )
         .toBe("denied");
+    });
+
+    it("counts a page once when consent comes while its navigation waits for the debounce", async () => {
+      const path = unique("grantnav");
+      const { page, beacons } = await open(
+        path,
+        widgetPage({ gateway: sys.url, data: { consent: "required" } }),
+      );
+      await page.evaluate(() => {
+        history.pushState({}, "", location.pathname + "/next");
+        (window as unknown as { crmConsent: { grant(): void } }).crmConsent.grant();
+      });
+      await expect.poll(() => views(beacons).length).toBe(1);
+      await sleep(700); // past the debounce
+      expect(views(beacons).map((b) => new URL(String(b.body.u)).pathname)).toEqual([
+        path + "/next",
+      ]);
+    });
+
+    it("follows a choice made in another tab of the site", async () => {
+      const path = unique("tabs");
+      const first = await open(path, widgetPage({ gateway: sys.url }));
+      const second = await open(path + "/other", widgetPage({ gateway: sys.url }));
+      await expect.poll(() => views(first.beacons).length + views(second.beacons).length).toBe(2);
+      const seen = await first.page.evaluate(() => {
+        const w = window as unknown as { seen: string[] };
+        w.seen = [];
+        addEventListener("crm:consent", () =>
+          w.seen.push(
+            (window as unknown as { crmConsent: { status(): string } }).crmConsent.status(),
+          ));
+        return w.seen;
+      });
+      expect(seen).toEqual([]);
+      await second.page.evaluate(() =>
+        (window as unknown as { crmConsent: { deny(): void } }).crmConsent.deny()
+      );
+      await expect.poll(() =>
+        first.page.evaluate(() => (window as unknown as { seen: string[] }).seen)
+      ).toEqual(["denied"]);
+      await first.page.evaluate(() => {
+        history.pushState({}, "", location.pathname + "/after");
+        (window as unknown as { crmTrack: (n: string) => void }).crmTrack("newsletter");
+      });
+      await sleep(700);
+      expect(views(first.beacons)).toHaveLength(1);
+      expect(acts(first.beacons)).toHaveLength(0);
+      expect(await storage(first.page)).toEqual({
+        crm_vid: null,
+        crm_sid: null,
+        crm_sat: null,
+        crm_consent: "denied",
+      });
     });
 
     it("reads ad cookies when allowed, and never under Global Privacy Control", async () => {

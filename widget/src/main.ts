@@ -43,6 +43,15 @@ function start(w: Win & Window) {
   let hereUrl = location.href;
   let hereReferrer = document.referrer;
   let counted: string | undefined;
+  /** Notes a navigation; true when the page changed since the last one noted. */
+  const arrive = () => {
+    const key = keyOf();
+    if (key == here) return false;
+    hereReferrer = hereUrl;
+    here = key;
+    hereUrl = location.href;
+    return true;
+  };
 
   const view = () => {
     if (!allowed()) return;
@@ -79,55 +88,71 @@ function start(w: Win & Window) {
   };
   track.crm = 1 as const;
 
-  const decide = (next: Choice) => {
+  /** A new choice: here (own) or in another tab of the site (seen through storage). */
+  const decide = (next: Choice, own?: 1) => {
     const before = status();
     choice = next;
-    store.set(CONSENT, next);
+    if (own) store.set(CONSENT, next);
     if (next == "denied") erase(store);
     if (before != next) dispatchEvent(new CustomEvent("crm:consent", { detail: { status: next } }));
-    // A grant counts the current page once; nothing earlier is sent after the fact.
-    if (next == "granted" && counted != here) view();
+    // A grant counts the current page once (a navigation still waiting for
+    // its debounce included); nothing earlier is sent after the fact.
+    if (own && next == "granted") {
+      arrive();
+      if (counted != here) view();
+    }
   };
+  addEventListener("storage", (e) => {
+    const next = store.get(CONSENT);
+    if ((e.key == CONSENT || !e.key) && next != choice) {
+      next == "granted" || next == "denied" ? decide(next) : choice = null;
+    }
+  });
   const consent = {
-    grant: () => decide("granted"),
-    deny: () => decide("denied"),
+    grant: () => decide("granted", 1),
+    deny: () => decide("denied", 1),
     status,
     required: settings.consentRequired,
     gpc,
     push(...items: unknown[]) {
       for (const item of items) {
-        if (item == "grant") consent.grant();
-        else if (item == "deny") consent.deny();
+        try {
+          if (item === "grant") consent.grant();
+          else if (item === "deny") consent.deny();
+        } catch { /* never break the page */ }
       }
+      return 0;
+    },
+  };
+  const queue = {
+    push(...items: unknown[]) {
+      for (const item of items) if (Array.isArray(item)) track(...item as Args);
+      return 0;
     },
   };
 
-  const earlyConsent = w.crmConsent;
-  const earlyEvents = w.crmq;
+  // The arrays a page made before load keep working: a snippet may hold them.
+  const early = (value: unknown, live: { push(...items: unknown[]): number }) => {
+    if (!Array.isArray(value)) return [];
+    const items = value.splice(0);
+    value.push = live.push;
+    return items;
+  };
+  const earlyConsent = early(w.crmConsent, consent);
+  if (!Array.isArray(w.crmq)) w.crmq = [];
+  const earlyEvents = early(w.crmq, queue);
   w.crmConsent = consent;
   w.crmTrack = track;
-  w.crmq = {
-    push(...items: unknown[]) {
-      for (const item of items) if (Array.isArray(item)) track(...item as Args);
-    },
-  };
-  if (Array.isArray(earlyConsent)) consent.push(...earlyConsent);
+  consent.push(...earlyConsent);
   if (counted != here) view();
-  if (Array.isArray(earlyEvents)) (w.crmq as { push(...i: unknown[]): void }).push(...earlyEvents);
+  queue.push(...earlyEvents);
 
   if (settings.spa != "off") {
     let timer: ReturnType<typeof setTimeout> | undefined;
     // A burst of navigations (redirects, replaceState after pushState) counts once.
     const soon = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        const key = keyOf();
-        if (key == here) return;
-        hereReferrer = hereUrl;
-        here = key;
-        hereUrl = location.href;
-        view();
-      }, 300);
+      timer = setTimeout(() => arrive() && view(), 300);
     };
     for (const method of ["pushState", "replaceState"] as const) {
       const original = history[method];

@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 /**
- * localStorage with an in-memory copy: when storage is blocked (or fails
+ * localStorage with an in-memory fallback: when storage is blocked (or fails
  * later), the ids live in memory while the tab stays open. The widget sets
  * no cookies.
  */
@@ -23,17 +23,25 @@ export function createStore(): Store {
   };
   return {
     get(key) {
+      if (key in memory) return memory[key];
       try {
-        const value = disk()?.getItem(key);
-        if (value != null) return value;
-      } catch { /* blocked: memory answers */ }
-      return key in memory ? memory[key] : null;
+        return disk()?.getItem(key) ?? null;
+      } catch {
+        return null; // blocked
+      }
     },
     set(key, value) {
-      memory[key] = value;
+      // Memory holds only what storage refused, so a key another tab erased
+      // (a denial there) does not come back from here.
       try {
-        disk()?.setItem(key, value);
-      } catch { /* blocked or full: memory keeps it */ }
+        const storage = disk();
+        if (storage) {
+          storage.setItem(key, value);
+          delete memory[key];
+          return;
+        }
+      } catch { /* blocked or full */ }
+      memory[key] = value;
     },
     del(key) {
       delete memory[key];

@@ -221,6 +221,20 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
       expect(views(off.beacons)).toHaveLength(1);
     });
 
+    it("still counts a page whose URL and title are huge (the body stays under 8 KB)", async () => {
+      const path = unique("huge");
+      const title = "Ü".repeat(3000);
+      const { beacons } = await open(
+        `${path}?q=${"x".repeat(9000)}`,
+        widgetPage({ gateway: sys.url, title }),
+      );
+      await expect.poll(() => views(beacons).length).toBe(1);
+      const [stored] = await waitForRows(storedViews, (rows) => withUrl(rows, path).length === 1)
+        .then((rows) => withUrl(rows, path));
+      expect(String(stored.url).length).toBeGreaterThan(2000);
+      expect(stored.title).toBe("Ü".repeat(500));
+    });
+
     it("sends to data-api when the tag names one", async () => {
       const path = unique("api");
       const api = sys.url.replace("127.0.0.1", "localhost");

@@ -56,12 +56,14 @@ function start(w: Win & Window) {
   const view = () => {
     if (!allowed()) return;
     const { v, s } = touch(store, Date.now());
+    // Cut so that even a huge URL, referrer or title stays under the 8 KB body
+    // limit (the server keeps 2,048 characters of a URL, 500 of a title).
     send(settings.api + "/marketing/view", {
       v,
       s,
-      u: location.href,
-      t: document.title,
-      r: hereReferrer,
+      u: location.href.slice(0, 3e3),
+      t: document.title.slice(0, 500),
+      r: hereReferrer.slice(0, 3e3),
       ...environment(),
       // Ad cookies: never with Global Privacy Control; in consent mode only after a grant.
       c: gpc ? {} : adCookies(),
@@ -82,7 +84,7 @@ function start(w: Win & Window) {
         cur: o.currency,
         v,
         s,
-        u: location.href,
+        u: location.href.slice(0, 3e3),
       });
     } catch { /* fire and forget */ }
   };

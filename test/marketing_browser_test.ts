@@ -122,6 +122,26 @@ describe.each(STORAGES)("browser routes on %s", (storage) => {
     });
   });
 
+  it("takes the campaign from the landing URL the widget sends with a moved page", async () => {
+    const visitor = uniqueId("land-");
+    await beacon(sys, "/marketing/view", {
+      v: visitor,
+      s: "s-" + visitor,
+      u: "https://demo.example/menu",
+      a: "https://demo.example/?utm_source=news&utm_medium=email&dl=LaNdInG123&token=x",
+      r: "",
+    });
+    const [view] = await viewsOf(visitor);
+    expect(view).toMatchObject({
+      url: "https://demo.example/menu",
+      utmSource: "news",
+      utmMedium: "email",
+      adLink: "LaNdInG123",
+      channel: "email",
+    });
+    expect(JSON.stringify(view)).not.toContain("token");
+  });
+
   it("never stores ad cookies from a browser that sends Global Privacy Control", async () => {
     const visitor = uniqueId("gpc-");
     const cookies = { _ga: "GA1.1.9", _fbp: "fb.1.9" };

@@ -533,6 +533,45 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
       ]);
     });
 
+    it("keeps the landing page's campaign when consent comes after the page moved", async () => {
+      const path = unique("landconsent");
+      const { page, beacons } = await open(
+        path + "?utm_source=partner&utm_medium=cpc&dl=Qq1Ww2Ee3R",
+        widgetPage({ gateway: sys.url, data: { consent: "required" } }),
+      );
+      await page.evaluate(() => {
+        history.replaceState({}, "", location.pathname); // the page tidies its URL
+        history.pushState({}, "", location.pathname + "/menu");
+      });
+      await sleep(500);
+      expect(beacons).toEqual([]);
+      await page.evaluate(() =>
+        (window as unknown as { crmConsent: { grant(): void } }).crmConsent.grant()
+      );
+      await expect.poll(() => views(beacons).length).toBe(1);
+      const [sent] = views(beacons);
+      expect(new URL(String(sent.body.a)).search).toBe(
+        "?utm_source=partner&utm_medium=cpc&dl=Qq1Ww2Ee3R",
+      );
+      const [stored] = withUrl(
+        await waitForRows(storedViews, (rows) => withUrl(rows, path + "/menu").length === 1),
+        path + "/menu",
+      );
+      expect(stored).toMatchObject({
+        url: `${pages.origin}${path}/menu`,
+        referrer: null,
+        utmSource: "partner",
+        utmMedium: "cpc",
+        adLink: "Qq1Ww2Ee3R",
+        channel: "paid",
+      });
+      // The next page is an ordinary one: no landing URL, the previous page as referrer.
+      await page.evaluate(() => history.pushState({}, "", location.pathname + "/2"));
+      await expect.poll(() => views(beacons).length).toBe(2);
+      expect(views(beacons)[1].body.a).toBeUndefined();
+      expect(views(beacons)[1].body.r).toBe(`${pages.origin}${path}/menu`);
+    });
+
     it("follows a choice made in another tab of the site", async () => {
       const path = unique("tabs");
       const first = await open(path, widgetPage({ gateway: sys.url }));

@@ -1,6 +1,6 @@
 /**
  * A page view as the widget sends it to POST /marketing/view:
- * { v, s, u, t, r, sw, sh, vw, vh, pr, l, tz, c }. Only the page URL is
+ * { v, s, u, t, r, sw, sh, vw, vh, pr, l, tz, c, a }. Only the page URL is
  * required; any other field of the wrong type is stored as unknown (null),
  * since a beacon cannot be told what was wrong.
  */
@@ -23,6 +23,13 @@ export interface PageViewInput {
   /** The page URL as stored. */
   url: string;
   title: string | null;
+  /**
+   * The URL the document was opened at (`a`), sent with a document's first
+   * page view when the page moved before it could be counted (consent given
+   * after a client-side navigation): its campaign and channel are the visit's.
+   * Never stored itself.
+   */
+  rawLanding: string | null;
   /** The referrer as sent, for the channel; null when empty. */
   rawReferrer: string | null;
   referrer: string | null;
@@ -81,6 +88,7 @@ export function parsePageViewBody(body: unknown): PageViewInput {
     rawUrl,
     url: truncate(url, MAX_URL),
     title: textOrNull(body.t, MAX_TITLE),
+    rawLanding: textOrNull(body.a, MAX_URL * 2),
     rawReferrer,
     referrer: referrer === null ? null : truncate(referrer, MAX_URL),
     screen: size(body.sw, body.sh),

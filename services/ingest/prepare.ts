@@ -131,10 +131,13 @@ function pageView(
   enrichment: Enrichment,
 ): WriteItem {
   const view = parsePageViewBody(body);
-  const campaign = campaignOf(view.rawUrl);
+  // Attribution comes from where the visit arrived: the landing URL when the
+  // widget says the page moved before this first view, else the page itself.
+  const arrivedAt = view.rawLanding ?? view.rawUrl;
+  const campaign = campaignOf(arrivedAt);
   const attribution: Attribution = {
     channel: classifyChannel(
-      { campaign, referrer: view.rawReferrer, pageUrl: view.rawUrl },
+      { campaign, referrer: view.rawReferrer, pageUrl: arrivedAt },
       enrichment.referrers,
     ),
     utm_source: campaign.utm.utm_source,

@@ -43,6 +43,10 @@ function start(w: Win & Window) {
   let hereUrl = location.href;
   let hereReferrer = document.referrer;
   let counted: string | undefined;
+  // Where this document opened ("" once a view is sent): its first view
+  // carries it and the document's referrer, so a page that moved before
+  // consent keeps its campaign.
+  let landing = location.href;
   /** Notes a navigation; true when the page changed since the last one noted. */
   const arrive = () => {
     const key = keyOf();
@@ -63,12 +67,14 @@ function start(w: Win & Window) {
       s,
       u: location.href.slice(0, 3e3),
       t: document.title.slice(0, 500),
-      r: hereReferrer.slice(0, 3e3),
+      r: (landing ? document.referrer : hereReferrer).slice(0, 3e3),
+      a: (landing != location.href && landing.slice(0, 3e3)) || undefined,
       ...environment(),
       // Ad cookies: never with Global Privacy Control; in consent mode only after a grant.
       c: gpc ? {} : adCookies(),
     });
     counted = here;
+    landing = "";
   };
 
   const track = (...[name, params, options]: Args) => {

@@ -29,6 +29,7 @@ describe("parsePageViewBody", () => {
       l: "de-DE",
       tz: "Europe/Berlin",
       c: { _ga: "GA1.1.1", _gcl_aw: "GCL.1", _ym_uid: "1", _fbp: "fb.1", _fbc: "fb.2", other: "x" },
+      a: "https://shop.example/?utm_source=y",
     });
     expect(view).toEqual({
       visitorId: "vid-1",
@@ -36,6 +37,7 @@ describe("parsePageViewBody", () => {
       rawUrl: "https://shop.example/p?utm_source=x&token=secret#frag",
       url: "https://shop.example/p?utm_source=x",
       title: "Product",
+      rawLanding: "https://shop.example/?utm_source=y",
       rawReferrer: "https://www.google.com/search?q=x&email=a@b.c",
       referrer: "https://www.google.com/search?q=x",
       screen: "1920x1080",
@@ -56,9 +58,11 @@ describe("parsePageViewBody", () => {
       pr: -1,
       r: "",
       c: [],
+      a: 7,
     });
     expect(view).toMatchObject({
       visitorId: null,
+      rawLanding: null,
       screen: null,
       pixelRatio: null,
       referrer: null,

@@ -36,13 +36,20 @@ export interface StartedProcess {
   stop(): Promise<number>;
 }
 
-/** Starts `deno task start`, resolving once it prints `gateway listening on URL`. */
+/**
+ * Starts `deno task start`, resolving once it prints `gateway listening on URL`.
+ * With `direct`, runs the start script itself (what the task runs after
+ * building the widget), so that a SIGKILL reaches the system process and not
+ * only the task runner.
+ */
 export async function startTask(
   args: string[],
   env: Record<string, string>,
+  options: { direct?: boolean } = {},
 ): Promise<StartedProcess> {
+  const command = options.direct ? ["run", "-A", "services/cli/start.ts"] : ["task", "-q", "start"];
   const child = new Deno.Command("deno", {
-    args: ["task", "-q", "start", ...args],
+    args: [...command, ...args],
     cwd: ROOT,
     env: {
       PORT: "0",

@@ -8,14 +8,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { runTask, type StartedProcess, startTask } from "./helpers/process.ts";
 import { analyticsManifest, postEvent } from "./helpers/marketing.ts";
+import { eventLoad } from "./helpers/load.ts";
+import { freePort } from "./helpers/ports.ts";
 import type { TestSystem } from "./helpers/system.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 describe("the embedded system killed mid-load", () => {
   const dataDir = Deno.makeTempDirSync({ prefix: "crm-crash-" });
@@ -56,28 +51,13 @@ describe("the embedded system killed mid-load", () => {
     const target = { url: running.url } as TestSystem;
 
     const run = `crash-${Date.now().toString(36)}`;
-    const acked: string[] = [];
-    const sent: string[] = [];
-    let next = 0;
-    let stop = false;
-    const worker = async () => {
-      while (!stop && next < 20_000) {
-        const id = `${run}-${next++}`;
-        sent.push(id);
-        try {
-          const res = await postEvent(target, { name: "note", id, p: { n: next } });
-          if (res.status === 200 && (await res.json()).ok === true) acked.push(id);
-          else await res.body?.cancel();
-        } catch { /* refused once the process is gone */ }
-      }
-    };
-    const workers = Array.from({ length: 32 }, worker);
+    const load = eventLoad(target, run);
+    const { sent, acked } = load;
     await new Promise((r) => setTimeout(r, 2000));
     const ackedBeforeKill = acked.length;
     running.process.kill("SIGKILL");
     await running.process.status;
-    stop = true;
-    await Promise.all(workers);
+    await load.stop();
     console.log(`embedded kill: ${acked.length} of ${sent.length} events acknowledged`);
     expect(ackedBeforeKill).toBeGreaterThan(50);
     expect(acked.length).toBeLessThan(sent.length); // the kill did cut requests off

@@ -9,17 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_URL, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { analyticsManifest, postEvent } from "./helpers/marketing.ts";
+import { eventLoad } from "./helpers/load.ts";
+import { freePort } from "./helpers/ports.ts";
 import { type RunningGateway, startGateway } from "../services/gateway/main.ts";
 import { createLogger } from "../services/lib/log.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** Starts the ingest service alone, as a cluster runs it, and waits for its banner. */
 async function spawnIngest(databaseUrl: string, port: number): Promise<Deno.ChildProcess> {
@@ -89,29 +84,14 @@ describe.runIf(DATABASE_URL)("ingest-service killed mid-load", () => {
     }
 
     const run = uniqueId("crash-");
-    const acked: string[] = [];
-    const sent: string[] = [];
-    let next = 0;
-    let stop = false;
-    const worker = async () => {
-      while (!stop && next < 20_000) {
-        const id = `${run}-${next++}`;
-        sent.push(id);
-        try {
-          const res = await postEvent(target, { name: "note", id, p: { n: next } });
-          if (res.status === 200 && (await res.json()).ok === true) acked.push(id);
-          else await res.body?.cancel();
-        } catch { /* refused while the service is down */ }
-      }
-    };
-    const workers = Array.from({ length: 32 }, worker);
+    const load = eventLoad(target, run);
+    const { sent, acked } = load;
     await new Promise((r) => setTimeout(r, 1500));
     const ackedBeforeKill = acked.length;
     child.kill("SIGKILL");
     await child.status;
     await new Promise((r) => setTimeout(r, 500));
-    stop = true;
-    await Promise.all(workers);
+    await load.stop();
     expect(ackedBeforeKill).toBeGreaterThan(50);
     expect(acked.length).toBeLessThan(sent.length); // the kill did cut requests off
 

@@ -13,6 +13,7 @@ import { BENCH_KEY, benchManifest, HOT_PATH } from "./content_site.ts";
 import { DATABASE_URL, REDIS_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { type OwnRedis, redisServerInstalled, startOwnRedis } from "../helpers/redis_server.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CONNECTIONS = 64;
@@ -36,13 +37,6 @@ interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 /** wrk from Debian's packages: installed here when missing and we are root. */

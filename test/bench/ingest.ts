@@ -17,19 +17,13 @@ import { HttpConnection } from "./http_client.ts";
 import { loadConfig } from "../../services/lib/config.ts";
 import { adminClients } from "../../services/cli/admin_clients.ts";
 import { importManifest } from "../../services/cli/site_manifest.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const EVENTS = Number(Deno.env.get("BENCH_INGEST_EVENTS") ?? 60_000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_INGEST_CONCURRENCY") ?? 256);
 const WARMUP = 3_000;
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];

@@ -4,6 +4,7 @@
  * Debian's redis-server package; CI installs it).
  */
 import { REDIS_URL } from "./env.ts";
+import { freePort } from "./ports.ts";
 
 export interface OwnRedis {
   url: string;
@@ -37,13 +38,6 @@ export async function ownRedisWanted(): Promise<boolean> {
   if (await redisServerInstalled()) return true;
   if (REDIS_URL) throw new Error("REDIS_URL is set but the redis-server binary is not installed");
   return false;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 async function answersPing(port: number): Promise<boolean> {

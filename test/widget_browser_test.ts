@@ -405,11 +405,13 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
       await page.evaluate(() => {
         const w = window as unknown as { crmTrack: (...a: unknown[]) => void; events: string[] };
         w.events = [];
+        // A listener finds the ids a grant created.
         addEventListener(
           "crm:consent",
           () =>
             w.events.push(
-              (window as unknown as { crmConsent: { status(): string } }).crmConsent.status(),
+              (window as unknown as { crmConsent: { status(): string } }).crmConsent.status() +
+                (localStorage.getItem("crm_vid") ? " with ids" : " without ids"),
             ),
         );
         w.crmTrack("newsletter", { source: "before consent" });
@@ -443,7 +445,7 @@ describe.skipIf(!BROWSER_TESTS)("the widget in Chromium", () => {
       expect(acts(beacons)).toHaveLength(0); // nothing sent after the fact
       expect(await page.evaluate(() => (window as unknown as { events: string[] }).events)).toEqual(
         [
-          "granted",
+          "granted with ids",
         ],
       );
       const ids = await storage(page);

@@ -102,13 +102,14 @@ function start(w: Win & Window) {
     choice = next;
     if (own) store.set(CONSENT, next);
     if (next == "denied") erase(store);
-    if (before != next) dispatchEvent(new CustomEvent("crm:consent", { detail: { status: next } }));
     // A grant counts the current page once (a navigation still waiting for
     // its debounce included); nothing earlier is sent after the fact.
     if (own && next == "granted") {
       arrive();
       if (counted != here) view();
     }
+    // Announced last, so a listener finds the ids a grant created.
+    if (before != next) dispatchEvent(new CustomEvent("crm:consent", { detail: { status: next } }));
   };
   addEventListener("storage", (e) => {
     const next = store.get(CONSENT);

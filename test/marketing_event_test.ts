@@ -232,6 +232,22 @@ describe.each(STORAGES)("POST /marketing/event on %s", (storage) => {
     expect((await postEvent(sys, exact)).status).toBe(200);
   });
 
+  it("answers a body cut short by its client with 400 invalid_body, storing nothing", async () => {
+    const id = uniqueId("cut-");
+    const body = JSON.stringify({ name: "note", id });
+    const { hostname, port } = new URL(sys.url);
+    const conn = await Deno.connect({ hostname, port: Number(port) });
+    const head = `POST /marketing/event HTTP/1.1\r\nHost: ${hostname}\r\n` +
+      `Content-Type: application/json\r\nx-event-key: ${SECRET_KEY}\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(head + body.slice(0, 10)));
+    await conn.closeWrite(); // the client gives up half way through its upload
+    const answer = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"message":"invalid_body"');
+    expect((await exported(sys, "events")).filter((e: Json) => e.eventId === id)).toEqual([]);
+  });
+
   it("needs content-type application/json", async () => {
     const res = await postEvent(sys, { name: "note" }, { "content-type": "text/plain" });
     expect(res.status).toBe(400);

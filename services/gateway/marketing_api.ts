@@ -142,7 +142,11 @@ export function marketingApi(options: MarketingApiOptions): Handler {
       body = await readLimitedText(request, BODY_LIMIT);
     } catch (thrown) {
       if (thrown instanceof BodyTooLargeError) return error(413, { message: "payload_too_large" });
-      throw thrown;
+      // The client went away or cut its upload short: its fault, not a service's.
+      return error(400, {
+        message: "invalid_body",
+        problem: "the body could not be read to its end",
+      });
     }
     const parsed = parseObject(body);
     if (!parsed) return error(400, { message: "invalid_body" });

@@ -42,7 +42,11 @@ export function httpErrorOf(error: unknown): HttpError {
       serverSide: false,
     };
   }
-  const code = error instanceof ConnectError ? error.code : Code.Internal;
+  // Anything that is not a service's answer is the gateway's own fault.
+  if (!(error instanceof ConnectError)) {
+    return { status: 500, body: { message: "internal_error" }, serverSide: true };
+  }
+  const code = error.code;
   if (code === Code.Unavailable) {
     return { status: 503, body: { message: "service_unavailable" }, serverSide: true };
   }

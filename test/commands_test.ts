@@ -134,8 +134,14 @@ describe("deno task admin", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim().split("\n")).toHaveLength(1);
     expect(missing.stderr).toContain("site_not_found");
-    const unknown = await runTask(["admin", "frobnicate"], env);
-    expect(unknown.code).not.toBe(0);
+    for (const args of [["frobnicate"], [], ["key", "rotate"], ["export-site"]]) {
+      const usage = await runTask(["admin", ...args], env);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr.trim().split("\n")).toHaveLength(1);
+    }
+    const help = await runTask(["admin", "help"], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("events export SITE_ID");
   });
 
   it("needs ADMIN_TOKEN when the services have one", async () => {

@@ -105,13 +105,15 @@ const commands: Record<string, Command> = {
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   const command = name === undefined ? undefined : commands[name];
+  if (name === "help" || name === "--help") {
+    console.log(USAGE);
+    return 0;
+  }
   if (!command) {
-    console.error(
-      name === undefined || name === "help" || name === "--help"
-        ? USAGE
-        : `unknown command "${name}"\n${USAGE}`,
-    );
-    return name === "help" || name === "--help" ? 0 : 2;
+    // A failure is one line; the list of commands is one `help` away.
+    const what = name === undefined ? "a command is needed" : `unknown command "${name}"`;
+    console.error(`${what} (deno task admin help lists the commands)`);
+    return 2;
   }
   try {
     const config = loadConfig(Deno.env.toObject(), "admin");

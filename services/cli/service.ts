@@ -3,6 +3,7 @@
  * gateway, auth, content or ingest. Services listen on GRPC_PORT, the gateway
  * on PORT; schema migrations are left to `deno task admin migrate`.
  */
+import { relaunchWithOtel } from "./otel_runtime.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/log.ts";
 import { openPlatform } from "../lib/platform.ts";
@@ -32,6 +33,9 @@ function fail(message: string): never {
 }
 
 async function main() {
+  // With an OTLP endpoint set, the run happens in a child with Deno's exporter on.
+  const relaunched = await relaunchWithOtel();
+  if (relaunched !== undefined) Deno.exit(relaunched);
   const name = Deno.args[0];
   if (name !== "gateway" && !(name in SERVICES)) {
     fail(`usage: deno task service gateway|auth|content|ingest`);

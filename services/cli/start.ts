@@ -3,6 +3,7 @@
  * bundled demo site on first start. Prints `gateway listening on ...` once
  * every service answers its health check.
  */
+import { relaunchWithOtel } from "./otel_runtime.ts";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../lib/config.ts";
 import { describeError } from "../lib/errors.ts";
@@ -19,6 +20,9 @@ function fail(message: string): never {
 }
 
 async function main() {
+  // With an OTLP endpoint set, the run happens in a child with Deno's exporter on.
+  const relaunched = await relaunchWithOtel();
+  if (relaunched !== undefined) Deno.exit(relaunched);
   const { values } = parseArgs({
     args: Deno.args,
     options: { seed: { type: "string" } },

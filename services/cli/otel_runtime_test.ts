@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { needsOtelRuntime } from "./otel_runtime.ts";
+
+describe("needsOtelRuntime", () => {
+  it("relaunches only when an OTLP endpoint is set and the exporter is off", () => {
+    expect(needsOtelRuntime({})).toBe(false);
+    expect(needsOtelRuntime({ OTEL_SERVICE_NAME: "crm" })).toBe(false);
+    expect(needsOtelRuntime({ OTEL_EXPORTER_OTLP_ENDPOINT: "" })).toBe(false);
+    expect(needsOtelRuntime({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toBe(true);
+    expect(needsOtelRuntime({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" }))
+      .toBe(true);
+  });
+
+  it("leaves an explicit choice alone", () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    expect(needsOtelRuntime({ ...endpoint, OTEL_DENO: "true" })).toBe(false);
+    expect(needsOtelRuntime({ ...endpoint, OTEL_DENO: "false" })).toBe(false);
+    expect(needsOtelRuntime({ ...endpoint, OTEL_SDK_DISABLED: "true" })).toBe(false);
+  });
+});

@@ -1,8 +1,13 @@
 /**
- * One Connect server per service on one HTTP/2 (h2c) port: gRPC, gRPC-Web and
- * the Connect protocol, plus grpc.health.v1 and server reflection.
+ * One Connect server per service on one port: gRPC, gRPC-Web and the Connect
+ * protocol over HTTP/2 (h2c), plus grpc.health.v1 and server reflection; and
+ * the Connect protocol over HTTP/1.1 on the same port, which is what the
+ * internal clients use (see client.ts). The first bytes of a connection tell
+ * the two apart: HTTP/2 opens with the "PRI * HTTP/2.0" preface.
  */
+import * as http from "node:http";
 import * as http2 from "node:http2";
+import * as net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
@@ -55,30 +60,75 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       registerReflection(router, index);
     },
   });
-  const server = http2.createServer(handler);
+  const h2 = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session: http2.ServerHttp2Session) => {
+  h2.on("session", (session: http2.ServerHttp2Session) => {
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
   });
+
+  const h1 = http.createServer(handler);
+  // Longer than the clients' pool idle timeout, so a client never reuses a
+  // connection this side is closing.
+  h1.keepAliveTimeout = 120_000;
+  let closing = false;
+  /** HTTP/1.1 connections and their requests in flight. */
+  const h1Sockets = new Map<net.Socket, number>();
+  h1.on("connection", (socket: net.Socket) => {
+    h1Sockets.set(socket, 0);
+    socket.on("close", () => h1Sockets.delete(socket));
+  });
+  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    h1Sockets.set(socket, (h1Sockets.get(socket) ?? 0) + 1);
+    if (closing) res.setHeader("connection", "close");
+    res.on("close", () => {
+      const left = (h1Sockets.get(socket) ?? 1) - 1;
+      h1Sockets.set(socket, left);
+      if (closing && left === 0) socket.end();
+    });
+  });
+
+  const front = net.createServer((socket) => {
+    // Answers go out at once rather than waiting for the peer's delayed ACK.
+    socket.setNoDelay(true);
+    let head: Uint8Array = new Uint8Array(0);
+    const sniff = (chunk: Uint8Array) => {
+      head = head.length === 0 ? chunk : new Uint8Array([...head, ...chunk]);
+      if (head.length < 3) return;
+      socket.off("data", sniff);
+      socket.pause();
+      socket.unshift(head);
+      const preface = head[0] === 0x50 && head[1] === 0x52 && head[2] === 0x49; // "PRI"
+      (preface ? h2 : h1).emit("connection", socket);
+      socket.resume();
+    };
+    socket.on("data", sniff);
+    socket.on("error", () => socket.destroy());
+  });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
+    front.once("error", reject);
+    front.listen(options.port, options.host, () => {
+      front.off("error", reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = (front.address() as AddressInfo).port;
   const shownHost = options.host === "0.0.0.0" ? "127.0.0.1" : options.host;
   return {
     port,
     url: `http://${shownHost}:${port}`,
     async close(graceMs = 10_000) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // GOAWAY: clients open no new streams here; streams in flight complete.
+      closing = true;
+      // Resolves once every connection has ended.
+      const closed = new Promise<void>((resolve) => front.close(() => resolve()));
+      // HTTP/2: GOAWAY, so clients open no new streams; streams in flight complete.
       for (const session of sessions) session.close();
+      // HTTP/1.1: idle connections end now, busy ones after their answer.
+      for (const [socket, inFlight] of h1Sockets) if (inFlight === 0) socket.end();
       const timer = setTimeout(() => {
         for (const session of sessions) session.destroy();
+        for (const socket of h1Sockets.keys()) socket.destroy();
       }, graceMs);
       await closed;
       clearTimeout(timer);

@@ -4,6 +4,7 @@
  * public gateway, prints JSON on stdout, and on failure prints one line on
  * stderr and exits non-zero.
  */
+import { userPath } from "./user_path.ts";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../lib/config.ts";
 import { describeError } from "../lib/errors.ts";
@@ -44,7 +45,7 @@ function positional(args: string[], count: number, names: string): string[] {
 const commands: Record<string, Command> = {
   async import(clients, args) {
     const [file] = positional(args, 1, "FILE");
-    const text = await Deno.readTextFile(file).catch((e) => {
+    const text = await Deno.readTextFile(userPath(file)).catch((e) => {
       throw new UsageError(`cannot read ${file}: ${e.message}`);
     });
     return await importManifest(clients, text);

@@ -3,6 +3,7 @@
  * bundled demo site on first start. Prints `gateway listening on ...` once
  * every service answers its health check.
  */
+import { userPath } from "./user_path.ts";
 import { relaunchWithOtel } from "./otel_runtime.ts";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../lib/config.ts";
@@ -32,7 +33,7 @@ async function main() {
   const log = createLogger(config.logLevel);
   const seed = values.seed === undefined
     ? undefined
-    : await Deno.readTextFile(values.seed).catch((e) =>
+    : await Deno.readTextFile(userPath(values.seed)).catch((e) =>
       fail(`cannot read ${values.seed}: ${e.message}`)
     );
   const system = await startSystem(config, { log, seed, demo: true, demoPage: true });

@@ -45,7 +45,7 @@ function positional(args: string[], count: number, names: string): string[] {
 const commands: Record<string, Command> = {
   async import(clients, args) {
     const [file] = positional(args, 1, "FILE");
-    const text = await Deno.readTextFile(userPath(file)).catch((e) => {
+    const text = await Deno.readTextFile(userPath(file, Deno.env.get("INIT_CWD"))).catch((e) => {
       throw new UsageError(`cannot read ${file}: ${e.message}`);
     });
     return await importManifest(clients, text);

@@ -33,7 +33,7 @@ async function main() {
   const log = createLogger(config.logLevel);
   const seed = values.seed === undefined
     ? undefined
-    : await Deno.readTextFile(userPath(values.seed)).catch((e) =>
+    : await Deno.readTextFile(userPath(values.seed, Deno.env.get("INIT_CWD"))).catch((e) =>
       fail(`cannot read ${values.seed}: ${e.message}`)
     );
   const system = await startSystem(config, { log, seed, demo: true, demoPage: true });

@@ -4,6 +4,7 @@
  */
 import { isAbsolute, join } from "node:path";
 
-export function userPath(path: string, initCwd = Deno.env.get("INIT_CWD")): string {
+/** @param initCwd where the user was (INIT_CWD), if known */
+export function userPath(path: string, initCwd: string | undefined): string {
   return isAbsolute(path) || !initCwd ? path : join(initCwd, path);
 }

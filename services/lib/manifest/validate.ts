@@ -110,6 +110,12 @@ function unique(values: string[], path: (i: number) => string, what: string) {
   });
 }
 
+/** Remembers keys; refuses one seen before with the path of its repetition. */
+function firstSeen(seen: Set<string>, key: string, path: string, what: string) {
+  if (seen.has(key)) fail(path, `duplicate ${what} "${key}"`);
+  seen.add(key);
+}
+
 const ISO_DATE =
   /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
@@ -144,14 +150,16 @@ function validTimeZone(zone: string): boolean {
 
 function site(value: unknown): SiteDef {
   const s = object(value, "$.site");
+  // Checked in the manifest's field order, so the first fault reported is the first in the file.
   const id = matching(s.id, "$.site.id", SITE_ID, "lowercase letters, digits and hyphens, 2 to 63");
+  const name = string(s.name, "$.site.name", id);
+  const timeZone = string(s.timeZone, "$.site.timeZone", "UTC");
+  if (!validTimeZone(timeZone)) fail("$.site.timeZone", "must be an IANA time zone");
   const languages = array(s.languages, "$.site.languages").map((l, i) =>
     matching(l, `$.site.languages[${i}]`, LANGUAGE_CODE, "a language code such as en or pt-BR")
   );
   if (languages.length === 0) fail("$.site.languages", "must list at least one language");
   unique(languages, (i) => `$.site.languages[${i}]`, "language");
-  const timeZone = string(s.timeZone, "$.site.timeZone", "UTC");
-  if (!validTimeZone(timeZone)) fail("$.site.timeZone", "must be an IANA time zone");
   const domains = array(s.domains, "$.site.domains").map((d, i) => {
     const host = string(d, `$.site.domains[${i}]`).toLowerCase();
     if (!HOST_NAME.test(host)) {
@@ -160,7 +168,7 @@ function site(value: unknown): SiteDef {
     return host;
   });
   unique(domains.map((d) => d.replace(/^www\./, "")), (i) => `$.site.domains[${i}]`, "domain");
-  return { id, name: string(s.name, "$.site.name", id), timeZone, languages, domains };
+  return { id, name, timeZone, languages, domains };
 }
 
 function keys(value: unknown, path: string, format: RegExp, what: string): string[] {
@@ -370,26 +378,35 @@ export function validateManifest(input: unknown): Manifest {
     if (siteKeys.includes(k)) fail(`$.secretKeys[${i}]`, "is also listed as a site key");
   });
   const blogSettings = blog(root.blog);
-  const pages = array(root.pages, "$.pages").map((p, i) => page(p, `$.pages[${i}]`));
-  unique(pages.map((p) => p.marker), (i) => `$.pages[${i}].marker`, "page marker");
-  const sections = array(root.sections, "$.sections").map((s, i) => section(s, `$.sections[${i}]`));
-  const sectionPaths: [string, string][] = [
-    ...pages.flatMap((p, i) =>
-      p.sections.map((s, j): [string, string] => [s.marker, `$.pages[${i}].sections[${j}].marker`])
-    ),
-    ...sections.map((s, i): [string, string] => [s.marker, `$.sections[${i}].marker`]),
-  ];
+  // Repeated keys are refused as soon as their item is read, so a duplicate
+  // is reported before faults further down the file.
+  const seenPages = new Set<string>();
   const seenSections = new Set<string>();
-  for (const [marker, path] of sectionPaths) {
-    if (seenSections.has(marker)) fail(path, `duplicate section marker "${marker}" in the site`);
-    seenSections.add(marker);
-  }
-  const posts = array(root.posts, "$.posts").map((p, i) => post(p, `$.posts[${i}]`));
-  unique(posts.map((p) => p.slug), (i) => `$.posts[${i}].slug`, "post slug");
-  const eventTypes = array(root.eventTypes, "$.eventTypes").map((e, i) =>
-    eventType(e, `$.eventTypes[${i}]`)
-  );
-  unique(eventTypes.map((e) => e.name), (i) => `$.eventTypes[${i}].name`, "event name");
+  const pages = array(root.pages, "$.pages").map((value, i) => {
+    const p = page(value, `$.pages[${i}]`);
+    firstSeen(seenPages, p.marker, `$.pages[${i}].marker`, "page marker");
+    p.sections.forEach((s, j) =>
+      firstSeen(seenSections, s.marker, `$.pages[${i}].sections[${j}].marker`, "section marker")
+    );
+    return p;
+  });
+  const sections = array(root.sections, "$.sections").map((value, i) => {
+    const s = section(value, `$.sections[${i}]`);
+    firstSeen(seenSections, s.marker, `$.sections[${i}].marker`, "section marker");
+    return s;
+  });
+  const seenSlugs = new Set<string>();
+  const posts = array(root.posts, "$.posts").map((value, i) => {
+    const p = post(value, `$.posts[${i}]`);
+    firstSeen(seenSlugs, p.slug, `$.posts[${i}].slug`, "post slug");
+    return p;
+  });
+  const seenNames = new Set<string>();
+  const eventTypes = array(root.eventTypes, "$.eventTypes").map((value, i) => {
+    const e = eventType(value, `$.eventTypes[${i}]`);
+    firstSeen(seenNames, e.name, `$.eventTypes[${i}].name`, "event name");
+    return e;
+  });
   if (eventTypes.filter((e) => e.status === "active").length > LIMITS.maxEventTypesActive) {
     fail("$.eventTypes", `a site has at most ${LIMITS.maxEventTypesActive} active event types`);
   }

@@ -100,4 +100,24 @@ describe("validateManifest", () => {
   it("refuses text that is not JSON", () => {
     expect(() => parseManifest("{ nope")).toThrow(ManifestError);
   });
+  it("reports the fault that comes first in the file when there are several", () => {
+    expect(
+      faultOf((m) => {
+        m.site.name = 5;
+        m.site.timeZone = "Mars/Olympus";
+      }).path,
+    ).toBe("$.site.name");
+    expect(
+      faultOf((m) => {
+        m.pages.push({ ...structuredClone(m.pages[0]), sections: [] });
+        m.pages.push({ marker: "x!", sections: [] });
+      }).path,
+    ).toBe("$.pages[1].marker");
+    expect(
+      faultOf((m) => {
+        m.sections = [{ marker: m.pages[0].sections[0].marker, blocks: [] }];
+        m.posts[0].slug = "Not A Slug";
+      }).path,
+    ).toBe("$.sections[0].marker");
+  });
 });

@@ -8,9 +8,10 @@
  * Postgres (multi-row INSERT ... SELECT FROM json_to_recordset, 1000 rows a
  * statement, ids into ingest.event_ids as the service does), for comparison.
  */
-import postgres from "postgres";
 import type { BenchReport } from "./main.ts";
-import { uniqueId } from "../helpers/env.ts";
+import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
+import { freshPostgresUrl } from "../helpers/storage.ts";
+import { startTask } from "../helpers/process.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
@@ -30,36 +31,6 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-async function startServer(databaseUrl: string, seedFile: string) {
-  const child = new Deno.Command("deno", {
-    args: ["run", "-A", "services/cli/start.ts", "--seed", seedFile],
-    cwd: ROOT,
-    env: {
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: "",
-      PORT: String(freePort()),
-      AUTH_URL: `http://127.0.0.1:${freePort()}`,
-      CONTENT_URL: `http://127.0.0.1:${freePort()}`,
-      INGEST_URL: `http://127.0.0.1:${freePort()}`,
-      LOG_LEVEL: "error",
-      ...RAISED_LIMITS,
-    },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!/gateway listening on (\S+)/.test(out)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`start exited: ${out}`);
-    out += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  return { child, url: /gateway listening on (\S+)/.exec(out)![1] };
-}
 
 const RAISED_LIMITS = {
   RATE_LIMIT_MARKETING_PER_IP: "1000000000",
@@ -225,8 +196,29 @@ async function bulkInsert(db: Database, run: string, count: number) {
   return (performance.now() - started) / 1000;
 }
 
+/** Warms up, then drives `url` with EVENTS events; one report row, stored rows counted. */
+async function httpRow(path: string, url: string, db: Database) {
+  const run = uniqueId("b");
+  await load(url, `w${run}`, WARMUP, CONCURRENCY);
+  const result = await load(url, run, EVENTS, CONCURRENCY);
+  const sorted = result.latencies.sort((a, b) => a - b);
+  const [{ stored }] = await db.query<{ stored: number }>(
+    "select count(*)::int as stored from ingest.events where event_id like $1",
+    [`${run}-%`],
+  );
+  return {
+    path,
+    events: result.ok,
+    failed: result.failed,
+    seconds: round(result.seconds, 2),
+    "events/s": Math.round(result.ok / result.seconds),
+    "p50 ms": round(percentile(sorted, 0.5)),
+    "p99 ms": round(percentile(sorted, 0.99)),
+    "stored rows": stored,
+  };
+}
+
 export async function run(): Promise<BenchReport> {
-  const base = Deno.env.get("DATABASE_URL");
   const report: BenchReport = {
     name: "ingest",
     description:
@@ -234,15 +226,11 @@ export async function run(): Promise<BenchReport> {
     rows: [],
     notes: [],
   };
-  if (!base) {
+  if (!DATABASE_URL) {
     report.notes!.push("needs DATABASE_URL (a Postgres server); nothing measured");
     return report;
   }
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  const dbName = uniqueId("crm_bench_");
-  await admin.unsafe(`create database ${dbName}`);
-  const dbUrl = new URL(base);
-  dbUrl.pathname = `/${dbName}`;
+  const fresh = await freshPostgresUrl();
   const seedFile = await Deno.makeTempFile({ suffix: ".json" });
   const manifest = JSON.parse(
     await Deno.readTextFile(`${ROOT}test/fixtures/contract-example.json`),
@@ -254,28 +242,15 @@ export async function run(): Promise<BenchReport> {
     currency: "EUR",
   });
   await Deno.writeTextFile(seedFile, JSON.stringify(manifest));
-  const server = await startServer(dbUrl.toString(), seedFile);
-  const db = await openPostgres(dbUrl.toString(), { poolSize: 2 });
+  const server = await startTask(["--seed", seedFile], {
+    DATABASE_URL: fresh.url,
+    REDIS_URL: "",
+    ...RAISED_LIMITS,
+  }, { direct: true });
+  const db = await openPostgres(fresh.url, { poolSize: 2 });
   try {
-    const run = uniqueId("b");
-    await load(server.url, `w${run}`, WARMUP, CONCURRENCY);
-    const result = await load(server.url, run, EVENTS, CONCURRENCY);
-    const sorted = result.latencies.sort((a, b) => a - b);
-    const [{ stored }] = await db.query<{ stored: number }>(
-      "select count(*)::int as stored from ingest.events where event_id like $1",
-      [`${run}-%`],
-    );
-    report.rows.push({
-      path: "HTTP end to end (durable)",
-      events: result.ok,
-      failed: result.failed,
-      seconds: round(result.seconds, 2),
-      "events/s": Math.round(result.ok / result.seconds),
-      "p50 ms": round(percentile(sorted, 0.5)),
-      "p99 ms": round(percentile(sorted, 0.99)),
-      "stored rows": stored,
-    });
-    const bulkSeconds = await bulkInsert(db, `${run}-bulk`, EVENTS);
+    report.rows.push(await httpRow("HTTP end to end (durable)", server.url, db));
+    const bulkSeconds = await bulkInsert(db, `${uniqueId("b")}-bulk`, EVENTS);
     report.rows.push({
       path: "bulk INSERT, 1000 rows a statement",
       events: EVENTS,
@@ -286,30 +261,13 @@ export async function run(): Promise<BenchReport> {
       "p99 ms": null,
       "stored rows": EVENTS,
     });
-    server.child.kill("SIGTERM");
-    await server.child.status;
-    const redisUrl = Deno.env.get("REDIS_URL");
-    if (redisUrl) {
-      const cluster = await startCluster(dbUrl.toString(), redisUrl, JSON.stringify(manifest));
+    await server.stop();
+    if (REDIS_URL) {
+      const cluster = await startCluster(fresh.url, REDIS_URL, JSON.stringify(manifest));
       try {
-        const clusterRun = uniqueId("c");
-        await load(cluster.url, `w${clusterRun}`, WARMUP, CONCURRENCY);
-        const r = await load(cluster.url, clusterRun, EVENTS, CONCURRENCY);
-        const s = r.latencies.sort((a, b) => a - b);
-        const [{ stored }] = await db.query<{ stored: number }>(
-          "select count(*)::int as stored from ingest.events where event_id like $1",
-          [`${clusterRun}-%`],
+        report.rows.push(
+          await httpRow("HTTP end to end, one process per service", cluster.url, db),
         );
-        report.rows.push({
-          path: "HTTP end to end, one process per service",
-          events: r.ok,
-          failed: r.failed,
-          seconds: round(r.seconds, 2),
-          "events/s": Math.round(r.ok / r.seconds),
-          "p50 ms": round(percentile(s, 0.5)),
-          "p99 ms": round(percentile(s, 0.99)),
-          "stored rows": stored,
-        });
       } finally {
         for (const child of cluster.children.reverse()) {
           child.kill("SIGTERM");
@@ -325,12 +283,11 @@ export async function run(): Promise<BenchReport> {
     );
   } finally {
     try {
-      server.child.kill("SIGTERM");
-      await server.child.status;
+      server.process.kill("SIGTERM");
+      await server.process.status;
     } catch { /* stopped already */ }
     await db.close();
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await fresh.drop();
     await Deno.remove(seedFile);
   }
   return report;

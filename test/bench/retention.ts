@@ -6,8 +6,8 @@
  * month to trim) and once more a day later (the daily steady state).
  */
 import type { BenchReport } from "./main.ts";
-import { uniqueId } from "../helpers/env.ts";
-import postgres from "postgres";
+import { DATABASE_URL } from "../helpers/env.ts";
+import { freshPostgresUrl } from "../helpers/storage.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import { migrate } from "../../services/lib/db/migrate.ts";
 import { ingestMigrations } from "../../services/ingest/migrations.ts";
@@ -26,17 +26,12 @@ export async function run(): Promise<BenchReport> {
     rows: [],
     notes: [],
   };
-  const base = Deno.env.get("DATABASE_URL");
-  if (!base) {
+  if (!DATABASE_URL) {
     report.notes!.push("needs DATABASE_URL (a Postgres server); nothing measured");
     return report;
   }
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  const name = uniqueId("crm_retention_");
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), { poolSize: 2 });
+  const fresh = await freshPostgresUrl();
+  const db = await openPostgres(fresh.url, { poolSize: 2 });
   try {
     await migrate(db, "ingest", ingestMigrations);
     const now = Date.now();
@@ -93,8 +88,7 @@ export async function run(): Promise<BenchReport> {
     );
   } finally {
     await db.close();
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await fresh.drop();
   }
   return report;
 }

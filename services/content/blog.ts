@@ -22,7 +22,8 @@ export interface PostTimes {
  * stays hidden until it is saved again after its date (an editor's action).
  */
 export function isVisible(post: PostTimes, now: number, scheduling: boolean): boolean {
-  if (post.status !== "published" || post.publishedAt === null) return post.status === "published";
+  if (post.status !== "published") return false;
+  if (post.publishedAt === null) return true;
   return post.publishedAt <= now && (scheduling || post.publishedAt <= post.savedAt);
 }
 

@@ -26,12 +26,14 @@ describe("resolveLanguages", () => {
   });
 
   it("refuses empty and padded items of a list, echoing them", () => {
-    for (
-      const [values, bad] of [[["en,"], ""], [["en,,de"], ""], [[" en"], " en"], [
-        ["en", ""],
-        "",
-      ], [["en\t"], "en\t"]] as const
-    ) {
+    const cases: [values: string[], bad: string][] = [
+      [["en,"], ""],
+      [["en,,de"], ""],
+      [[" en"], " en"],
+      [["en", ""], ""],
+      [["en\t"], "en\t"],
+    ];
+    for (const [values, bad] of cases) {
       expect(resolveLanguages(values, active)).toEqual({
         ok: false,
         error: { reason: "invalid_lang", fields: { lang: bad } },

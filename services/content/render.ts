@@ -119,13 +119,10 @@ function filledTranslations(
   map: Record<string, string> | null | undefined,
   langs: readonly string[],
 ): JsonObject {
-  const out: JsonObject = {};
-  if (!map) return out;
-  for (const lang of langs) {
-    const value = map[lang];
-    if (typeof value === "string" && value.trim() !== "") out[lang] = value;
-  }
-  return out;
+  const picked = Object.entries(pickLanguages(map, langs));
+  return Object.fromEntries(
+    picked.filter(([, value]) => typeof value === "string" && value.trim() !== ""),
+  ) as JsonObject;
 }
 
 /** One cover is the same URL under every requested language; a map is filtered. */

@@ -102,18 +102,15 @@ function oneOf<T extends string>(
   return s as T;
 }
 
-function unique(values: string[], path: (i: number) => string, what: string) {
-  const seen = new Set<string>();
-  values.forEach((v, i) => {
-    if (seen.has(v)) fail(path(i), `duplicate ${what} "${v}"`);
-    seen.add(v);
-  });
-}
-
 /** Remembers keys; refuses one seen before with the path of its repetition. */
 function firstSeen(seen: Set<string>, key: string, path: string, what: string) {
   if (seen.has(key)) fail(path, `duplicate ${what} "${key}"`);
   seen.add(key);
+}
+
+function unique(values: string[], path: (i: number) => string, what: string) {
+  const seen = new Set<string>();
+  values.forEach((v, i) => firstSeen(seen, v, path(i), what));
 }
 
 const ISO_DATE =

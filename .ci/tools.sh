@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Builds or installs the real tools the deployment, tracing and fault tests
+# run, once per machine: Go binaries are built from the Go module proxy into
+# ~/.cache/crm-tools/<tool>-<version>/ and linked into ~/.cache/crm-tools/bin,
+# so a second run only checks that each is present.
+#
+#   .ci/tools.sh [TOOL ...]   TOOL: helm kubectl-validate kube kwok jaeger
+#                             toxiproxy grpcurl podman etcd; default: all
+#
+# Print the bin folder with `.ci/tools.sh --bin`.
+set -euo pipefail
+
+CACHE=${CRM_TOOLS_CACHE:-$HOME/.cache/crm-tools}
+BIN=$CACHE/bin
+mkdir -p "$BIN"
+if [ "${1:-}" = "--bin" ]; then echo "$BIN"; exit 0; fi
+
+HELM_VERSION=v4.3.1
+KUBECTL_VALIDATE_VERSION=v0.0.4
+KUBE_VERSION=v1.37.2
+KWOK_VERSION=v0.8.0
+JAEGER_VERSION=v1.76.0
+TOXIPROXY_VERSION=v2.12.0
+GRPCURL_VERSION=v1.9.4
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# link NAME DIR/FILE: puts a built binary on the shared bin folder.
+link() { ln -sf "$2" "$BIN/$1"; }
+
+# go_install DIR PACKAGE@VERSION NAME...: `go install` into DIR unless done.
+go_install() {
+  local dir=$1 pkg=$2; shift 2
+  if [ ! -f "$dir/.done" ]; then
+    echo "building $pkg (cached afterwards in $dir)"
+    mkdir -p "$dir"
+    GOBIN=$dir GOFLAGS=-buildvcs=false go install "$pkg"
+    touch "$dir/.done"
+  fi
+  for name in "$@"; do link "$name" "$dir/$name"; done
+}
+
+build_helm() {
+  go_install "$CACHE/helm-$HELM_VERSION" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" helm
+}
+
+build_kubectl_validate() {
+  go_install "$CACHE/kubectl-validate-$KUBECTL_VALIDATE_VERSION" \
+    "sigs.k8s.io/kubectl-validate@$KUBECTL_VALIDATE_VERSION" kubectl-validate
+}
+
+build_kwok() {
+  go_install "$CACHE/kwok-$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" kwok
+}
+
+build_toxiproxy() {
+  local dir=$CACHE/toxiproxy-$TOXIPROXY_VERSION
+  go_install "$dir" "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"
+  link toxiproxy-server "$dir/server"
+}
+
+build_grpcurl() {
+  go_install "$CACHE/grpcurl-$GRPCURL_VERSION" \
+    "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION" grpcurl
+}
+
+# The control plane: k8s.io/kubernetes cannot be `go install`ed (its go.mod
+# replaces every staging module with a folder), so a small module of ours
+# requires it and points each staging module at its published version.
+build_kube() {
+  local dir=$CACHE/kube-$KUBE_VERSION
+  local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+  local staging=v0.${KUBE_VERSION#v1.}
+  local cmds="kube-apiserver kube-controller-manager kube-scheduler kubectl"
+  if [ ! -f "$dir/.done" ]; then
+    echo "building the Kubernetes $KUBE_VERSION control plane (cached afterwards in $dir)"
+    local mod=$dir/module
+    mkdir -p "$mod"
+    {
+      echo "module crm.local/kubetools"
+      echo
+      echo "go 1.25"
+      echo
+      echo "require k8s.io/kubernetes $KUBE_VERSION"
+      echo
+      echo "replace ("
+      curl -fsSL "https://proxy.golang.org/k8s.io/kubernetes/@v/$KUBE_VERSION.mod" |
+        grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' | awk '{print $1}' |
+        grep -vE 'sample-(cli-plugin|controller)$' |
+        while read -r m; do echo "	$m => $m $staging"; done
+      echo ")"
+    } >"$mod/go.mod"
+    {
+      echo "//go:build tools"
+      echo
+      echo "package tools"
+      echo
+      echo "import ("
+      for c in $cmds; do echo "	_ \"k8s.io/kubernetes/cmd/$c\""; done
+      echo ")"
+    } >"$mod/tools.go"
+    local ldflags="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
+    ldflags+=" -X k8s.io/component-base/version.gitMajor=1"
+    ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor"
+    ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
+    (
+      cd "$mod"
+      GOFLAGS=-mod=mod go mod tidy
+      local pkgs=()
+      for c in $cmds; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+      go build -ldflags "$ldflags" -o "$dir/" "${pkgs[@]}"
+    )
+    touch "$dir/.done"
+  fi
+  for c in $cmds; do link "$c" "$dir/$c"; done
+}
+
+# Jaeger v2 (the v1.76.0 tag's cmd/jaeger): its go.mod replaces sarama, so a
+# module of ours requires it with the same replace and Jaeger's own go.sum.
+build_jaeger() {
+  local dir=$CACHE/jaeger-$JAEGER_VERSION
+  if [ ! -f "$dir/.done" ]; then
+    echo "building Jaeger $JAEGER_VERSION (cached afterwards in $dir)"
+    local mod=$dir/module
+    mkdir -p "$mod"
+    cat >"$mod/go.mod" <<EOF
+module crm.local/jaegertool
+
+go 1.25
+
+require github.com/jaegertracing/jaeger $JAEGER_VERSION
+
+replace github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0
+EOF
+    cat >"$mod/tools.go" <<'EOF'
+//go:build tools
+
+package tools
+
+import _ "github.com/jaegertracing/jaeger/cmd/jaeger"
+EOF
+    (
+      cd "$mod"
+      local zip
+      zip=$(mktemp)
+      curl -fsSL -o "$zip" \
+        "https://proxy.golang.org/github.com/jaegertracing/jaeger/@v/$JAEGER_VERSION.zip"
+      unzip -p "$zip" "github.com/jaegertracing/jaeger@$JAEGER_VERSION/go.sum" >go.sum
+      rm -f "$zip"
+      GOFLAGS=-mod=mod go mod tidy
+      go build -o "$dir/jaeger" github.com/jaegertracing/jaeger/cmd/jaeger
+    )
+    touch "$dir/.done"
+  fi
+  link jaeger "$dir/jaeger"
+}
+
+build_podman() {
+  apt_install podman buildah runc debootstrap uidmap fuse-overlayfs
+  # crun fails here on setrlimit; runc works. Builds read the same file.
+  local conf=/etc/containers/containers.conf.d
+  if [ ! -f "$conf/50-crm.conf" ]; then
+    as_root mkdir -p "$conf"
+    printf '[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n' |
+      as_root tee "$conf/50-crm.conf" >/dev/null
+  fi
+}
+
+build_etcd() {
+  apt_install etcd-server
+  link etcd "$(command -v etcd || echo /usr/bin/etcd)"
+}
+
+all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube"
+for tool in ${@:-$all}; do
+  case "$tool" in
+    helm) build_helm ;;
+    kubectl-validate) build_kubectl_validate ;;
+    kube) build_kube ;;
+    kwok) build_kwok ;;
+    jaeger) build_jaeger ;;
+    toxiproxy) build_toxiproxy ;;
+    grpcurl) build_grpcurl ;;
+    podman) build_podman ;;
+    etcd) build_etcd ;;
+    *) echo "tools.sh: unknown tool $tool" >&2; exit 2 ;;
+  esac
+done

@@ -1,7 +1,7 @@
 /**
  * Reading stored rows back, oldest first, a page at a time (keyset paging on
  * received_at and a sequence number), so an export of any size streams with
- * bounded memory. Field names are those of CONTRACT.md; unknown values are null.
+ * bounded memory. Field names are those of docs/analytics.md (exported fields); unknown values are null.
  */
 import type { Queryable, Row } from "../lib/db/mod.ts";
 

@@ -1,4 +1,4 @@
-/** The site manifest (CONTRACT.md) after validation, with every default filled in. */
+/** The site manifest (docs/operations.md) after validation, with every default filled in. */
 import type { BlockType, BlogOrder, ParamType } from "../formats.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -30,7 +30,7 @@ import { openPlatform } from "../services/lib/platform.ts";
 import { loadConfig } from "../services/lib/config.ts";
 import { startContentService } from "../services/content/main.ts";
 import { serviceClient } from "../services/lib/rpc/client.ts";
-import { ContentAdminService } from "../services/lib/gen/crm/content/v1/content_pb.ts";
+import { SiteAdminService } from "../services/lib/gen/crm/admin/v1/site_admin_pb.ts";
 
 function unary<I extends DescMessage, O extends DescMessage>(
   client: grpc.Client,
@@ -158,6 +158,7 @@ describe("services over plain gRPC", () => {
       expect.arrayContaining([
         "crm.auth.v1.AuthService",
         "crm.auth.v1.AuthAdminService",
+        "crm.admin.v1.SiteAdminService",
         "grpc.health.v1.Health",
       ]),
     );
@@ -188,7 +189,7 @@ describe("a service before its schema is migrated", () => {
           create(HealthCheckRequestSchema, { service: "" }),
         );
       expect((await check()).status).toBe(ServingStatus.NOT_SERVING);
-      const admin = serviceClient(ContentAdminService, service.url);
+      const admin = serviceClient(SiteAdminService, service.url);
       const migrated = await admin.migrate({});
       expect(migrated.appliedVersions).toEqual([1]);
       expect((await check()).status).toBe(ServingStatus.SERVING);

@@ -1,7 +1,10 @@
-/** AuthAdminService: migrations, the site part of the manifest, keys. */
+/**
+ * auth-service's operator side: its part of a site (the site, its domains and
+ * keys) for crm.admin.v1.SiteAdminService, and AuthAdminService (sites, keys).
+ */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type AuthAdminService, KeyKind } from "../lib/gen/crm/auth/v1/auth_pb.ts";
-import { Code, publicError } from "../lib/errors.ts";
+import { Code, limit, publicError, siteNotFound } from "../lib/errors.ts";
 import {
   generateKey,
   hashKey,
@@ -12,57 +15,68 @@ import {
   storedKeyHash,
 } from "../lib/keys.ts";
 import { LIMITS } from "../lib/formats.ts";
-import { invalidManifest, parseManifestOrRefuse } from "../lib/manifest/refuse.ts";
+import { invalidManifest } from "../lib/manifest/refuse.ts";
+import type { Manifest } from "../lib/manifest/types.ts";
 import type { Bus } from "../lib/bus.ts";
-import type { ServiceContext } from "../lib/service_runtime.ts";
+import type { SitePart } from "../lib/site_admin.ts";
 import type { AuthStore, SiteImport } from "./storage.ts";
 import type { Resolver } from "./resolver.ts";
 
-export function authAdminHandlers(
-  context: ServiceContext,
-  store: AuthStore,
-  resolver: Resolver,
-  bus: Bus,
-): ServiceImpl<typeof AuthAdminService> {
-  const forgetKey = async (keyHash: string) => {
-    await resolver.forgetKey(keyHash);
-    await bus.publish("key-changed", keyHash);
-  };
-  return {
-    migrate: () => context.migrateRpc(),
+/** Drops every cached answer about a key, here and (through the bus) everywhere. */
+async function forgetKey(resolver: Resolver, bus: Bus, keyHash: string) {
+  await resolver.forgetKey(keyHash);
+  await bus.publish("key-changed", keyHash);
+}
 
-    async importSite({ manifestJson, dryRun }) {
-      const manifest = parseManifestOrRefuse(manifestJson);
-      const plan: SiteImport = {
-        siteId: manifest.site.id,
-        name: manifest.site.name,
-        domains: manifest.site.domains,
-        siteKeyHashes: manifest.siteKeys.map(storedKeyHash),
-        secretKeyHashes: manifest.secretKeys.map(storedKeyHash),
-      };
-      const [conflict] = await store.importConflicts(plan, LIMITS.maxSecretKeysActive);
+function importPlan(manifest: Manifest): SiteImport {
+  return {
+    siteId: manifest.site.id,
+    name: manifest.site.name,
+    domains: manifest.site.domains,
+    siteKeyHashes: manifest.siteKeys.map(storedKeyHash),
+    secretKeyHashes: manifest.secretKeys.map(storedKeyHash),
+  };
+}
+
+/** The site, its domains and its keys: the members site.id, site.name, site.domains, siteKeys, secretKeys. */
+export function authSitePart(store: AuthStore, resolver: Resolver, bus: Bus): SitePart {
+  return {
+    async check(manifest) {
+      const [conflict] = await store.importConflicts(
+        importPlan(manifest),
+        LIMITS.maxSecretKeysActive,
+      );
       if (conflict) throw invalidManifest(conflict.path, conflict.problem);
-      if (dryRun) return { siteId: plan.siteId, changes: {} };
-      const applied = await store.applyImport(plan);
+    },
+
+    async apply(manifest) {
+      const applied = await store.applyImport(importPlan(manifest));
       for (const host of applied.hosts) {
         await resolver.forgetHost(host);
         await bus.publish("origin-changed", host);
       }
-      for (const keyHash of applied.keyHashes) await forgetKey(keyHash);
-      return { siteId: plan.siteId, changes: applied.changes };
+      for (const keyHash of applied.keyHashes) await forgetKey(resolver, bus, keyHash);
+      return applied.changes;
     },
 
-    async exportSite({ siteId }) {
+    async export(siteId) {
       const site = await store.site(siteId);
-      if (!site) throw publicError(Code.NotFound, "site_not_found", { siteId });
-      const part = {
+      if (!site) return undefined;
+      return {
         site: { id: site.siteId, name: site.name, domains: site.domains },
         siteKeys: await store.activeKeys(siteId, "site"),
         secretKeys: await store.activeKeys(siteId, "secret"),
       };
-      return { partJson: JSON.stringify(part) };
     },
+  };
+}
 
+export function authAdminHandlers(
+  store: AuthStore,
+  resolver: Resolver,
+  bus: Bus,
+): ServiceImpl<typeof AuthAdminService> {
+  return {
     async listSites() {
       return { siteIds: await store.siteIds() };
     },
@@ -78,11 +92,13 @@ export function authAdminHandlers(
       const keyHash = hashKey(key);
       const max = k === "secret" ? LIMITS.maxSecretKeysActive : Number.MAX_SAFE_INTEGER;
       const outcome = await store.createKey(siteId, k, keyHash, max);
-      if (outcome === "no_site") throw publicError(Code.NotFound, "site_not_found", { siteId });
-      if (outcome === "limit") {
-        throw publicError(Code.FailedPrecondition, "too_many_secret_keys", { max });
+      if (outcome === "no_site") {
+        throw publicError(Code.NotFound, "site_not_found", siteNotFound(siteId));
       }
-      await forgetKey(keyHash);
+      if (outcome === "limit") {
+        throw publicError(Code.FailedPrecondition, "too_many_secret_keys", limit(max));
+      }
+      await forgetKey(resolver, bus, keyHash);
       return { key, keyHash };
     },
 
@@ -93,7 +109,7 @@ export function authAdminHandlers(
       const keyHash = storedKeyHash(key);
       const revoked = await store.revokeKey(keyHash);
       if (!revoked) throw publicError(Code.NotFound, "key_not_found");
-      await forgetKey(keyHash);
+      await forgetKey(resolver, bus, keyHash);
       return { keyHash, siteId: revoked.siteId, alreadyRevoked: revoked.alreadyRevoked };
     },
   };

@@ -1,12 +1,14 @@
 /** auth-service wiring: storage, resolver, handlers, invalidation subscriptions. */
 import { AuthAdminService, AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
+import { SiteAdminService } from "../lib/gen/crm/admin/v1/site_admin_pb.ts";
+import { siteAdminHandlers } from "../lib/site_admin.ts";
 import type { Platform } from "../lib/platform.ts";
 import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
 import { AUTH_SCHEMA, authMigrations } from "./migrations.ts";
 import { AuthStore } from "./storage.ts";
 import { Resolver } from "./resolver.ts";
 import { authHandlers } from "./handlers.ts";
-import { authAdminHandlers } from "./admin_handlers.ts";
+import { authAdminHandlers, authSitePart } from "./admin_handlers.ts";
 
 export function startAuthService(
   platform: Platform,
@@ -16,7 +18,7 @@ export function startAuthService(
     name: "auth",
     schema: AUTH_SCHEMA,
     migrations: authMigrations,
-    services: [AuthService, AuthAdminService],
+    services: [AuthService, AuthAdminService, SiteAdminService],
     setup(context) {
       const store = new AuthStore(context.db);
       const resolver = new Resolver(store, {
@@ -33,9 +35,10 @@ export function startAuthService(
       return {
         routes(router) {
           router.service(AuthService, authHandlers(resolver));
+          router.service(AuthAdminService, authAdminHandlers(store, resolver, platform.bus));
           router.service(
-            AuthAdminService,
-            authAdminHandlers(context, store, resolver, platform.bus),
+            SiteAdminService,
+            siteAdminHandlers(context, authSitePart(store, resolver, platform.bus)),
           );
         },
         close() {

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import type { Config } from "../lib/config.ts";
 import type { AdminClients } from "./admin_clients.ts";
+import { eventJson, leadJson, pageViewJson } from "./export_rows.ts";
 
 export class UsageError extends Error {}
 
@@ -23,19 +24,38 @@ function sinceOf(value: string | undefined): bigint | undefined {
 }
 
 type ExportRequest = { siteId: string; sinceMs?: bigint; cursor: string };
+/** One page of an export, each row as the JSON text of its line. */
 type Exporter = (
   clients: AdminClients,
   request: ExportRequest,
-) => Promise<{ rowsJson: string[]; nextCursor: string }>;
+) => Promise<{ lines: string[]; nextCursor: string }>;
 
 const options = { timeoutMs: EXPORT_PAGE_TIMEOUT_MS };
 const EXPORTERS: Record<string, Exporter> = {
-  events: (c, r) => c.ingest.exportEvents(r, options),
-  pageviews: (c, r) => c.ingest.exportPageViews(r, options),
-  leads: (c, r) => c.ingest.exportLeads(r, options),
+  events: async (c, r) => {
+    const page = await c.ingest.exportEvents(r, options);
+    return {
+      lines: page.rows.map((row) => JSON.stringify(eventJson(row))),
+      nextCursor: page.nextCursor,
+    };
+  },
+  pageviews: async (c, r) => {
+    const page = await c.ingest.exportPageViews(r, options);
+    return {
+      lines: page.rows.map((row) => JSON.stringify(pageViewJson(row))),
+      nextCursor: page.nextCursor,
+    };
+  },
+  leads: async (c, r) => {
+    const page = await c.ingest.exportLeads(r, options);
+    return {
+      lines: page.rows.map((row) => JSON.stringify(leadJson(row))),
+      nextCursor: page.nextCursor,
+    };
+  },
 };
 
-/** Every page of an export, in order: only one page is ever held in memory. */
+/** Every page of an export as NDJSON lines, in order: only one page is ever held in memory. */
 export async function* exportPages(
   what: keyof typeof EXPORTERS,
   clients: AdminClients,
@@ -45,7 +65,7 @@ export async function* exportPages(
   let cursor = "";
   do {
     const page = await EXPORTERS[what](clients, { siteId, sinceMs, cursor });
-    if (page.rowsJson.length > 0) yield page.rowsJson;
+    if (page.lines.length > 0) yield page.lines;
     cursor = page.nextCursor;
   } while (cursor !== "");
 }

@@ -8,9 +8,9 @@ import type {
 } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { RenderedBodySchema } from "../lib/gen/crm/content/v1/content_pb.ts";
-import { Code, publicError } from "../lib/errors.ts";
+import { Code, type ErrorFields, limit, publicError } from "../lib/errors.ts";
 import { MARKER, SLUG } from "../lib/formats.ts";
-import { resolveLanguages } from "./langs.ts";
+import { type LanguageError, resolveLanguages } from "./langs.ts";
 import { isVisible, nextPublication, resolveWindow, summarizeWindow } from "./blog.ts";
 import { renderBlock, renderPage, renderPost, renderPostSummary, renderSection } from "./render.ts";
 import type { SiteContent } from "./model.ts";
@@ -49,6 +49,18 @@ export function renderedBody(
 
 export type { RenderedBody };
 
+/** A refused lang parameter's typed fields. */
+function languageFields(error: LanguageError): ErrorFields {
+  switch (error.reason) {
+    case "too_many_langs":
+      return limit(error.fields.max);
+    case "invalid_lang":
+      return { case: "invalidLanguage", value: error.fields };
+    case "unknown_lang":
+      return { case: "unknownLanguages", value: error.fields };
+  }
+}
+
 export function contentHandlers(
   cache: SiteContentCache,
   options: ContentHandlerOptions,
@@ -58,7 +70,7 @@ export function contentHandlers(
   const languages = (content: SiteContent, query: LanguageQuery | undefined) => {
     const result = resolveLanguages(query?.values ?? [], content.languages);
     if (!result.ok) {
-      throw publicError(Code.InvalidArgument, result.error.reason, result.error.fields);
+      throw publicError(Code.InvalidArgument, result.error.reason, languageFields(result.error));
     }
     return result.langs;
   };

@@ -130,7 +130,7 @@ export class ContentStore {
     };
   }
 
-  /** The manifest part this service owns, as export-site prints it. */
+  /** The members of the site manifest this service owns, as export-site prints them. */
   async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
     const site = await this.load(siteId);
     if (!site) return undefined;
@@ -147,7 +147,7 @@ export class ContentStore {
       })),
     });
     return {
-      languages: site.languages,
+      site: { languages: site.languages },
       blog: site.blog,
       pages: [...site.pages.values()].map((p) => ({
         marker: p.marker,

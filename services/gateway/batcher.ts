@@ -12,7 +12,7 @@ export interface BatcherOptions<I> {
   maxInFlight: number;
   /** Items waiting beyond which add() refuses at once (OverloadedError). */
   maxQueued: number;
-  /** Largest batch in bytes, by sizeOf. */
+  /** Largest batch in bytes, by each item's size (given to add, else sizeOf). */
   maxBytes?: number;
   sizeOf?: (item: I) => number;
 }
@@ -47,10 +47,11 @@ export class Batcher<I, R> {
     return this.#queue.length;
   }
 
-  add(item: I): Promise<R> {
+  /** Queues an item; `size` is the bytes it adds to a batch (sizeOf(item) when not given). */
+  add(item: I, size?: number): Promise<R> {
     if (this.#queue.length >= this.options.maxQueued) return Promise.reject(new OverloadedError());
     return new Promise<R>((resolve, reject) => {
-      const size = this.options.sizeOf?.(item) ?? 0;
+      size ??= this.options.sizeOf?.(item) ?? 0;
       this.#queue.push({ item, size, resolve, reject });
       if (this.#queue.length >= this.options.maxItems) {
         this.#due = true;

@@ -67,7 +67,6 @@ export async function startGateway(
       maxInFlight: INGEST_IN_FLIGHT,
       maxQueued: INGEST_MAX_WAITING,
       maxBytes: INGEST_BATCH_BYTES,
-      sizeOf: (item) => (item.bodyJson?.length ?? 0) + (item.userAgent?.length ?? 0) + 64,
     },
   );
   const health = {

@@ -13,12 +13,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   type IngestItemSchema,
-  ItemKind,
   type ItemResult,
   Outcome,
   Source,
 } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
-import type { Code } from "../lib/errors.ts";
+import { type Code, publicFields } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type Handler, json, jsonError, type RequestContext } from "./http.ts";
 import { marketingCors, marketingPreflight, withCors } from "./cors.ts";
@@ -27,6 +26,7 @@ import type { Caller, Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { type Batcher, OverloadedError } from "./batcher.ts";
 import { BodyTooLargeError, readLimitedText } from "./body.ts";
+import { type BodyKind, ingestBodyOf, isJsonObject } from "./ingest_body.ts";
 
 export type IngestItemInit = MessageInitShape<typeof IngestItemSchema>;
 
@@ -34,16 +34,16 @@ export type IngestItemInit = MessageInitShape<typeof IngestItemSchema>;
 export const BODY_LIMIT = 8 * 1024;
 
 interface RouteDef {
-  kind: ItemKind;
+  kind: BodyKind;
   /** Who may call: a server with a secret key, a browser page, or either (by the header). */
   caller: "server" | "browser" | "either";
 }
 
 export const MARKETING_ROUTES: Record<string, RouteDef> = {
-  "/marketing/event": { kind: ItemKind.EVENT, caller: "server" },
-  "/marketing/view": { kind: ItemKind.PAGE_VIEW, caller: "browser" },
-  "/marketing/act": { kind: ItemKind.EVENT, caller: "browser" },
-  "/marketing/lead": { kind: ItemKind.LEAD, caller: "either" },
+  "/marketing/event": { kind: "event", caller: "server" },
+  "/marketing/view": { kind: "pageView", caller: "browser" },
+  "/marketing/act": { kind: "event", caller: "browser" },
+  "/marketing/lead": { kind: "lead", caller: "either" },
 };
 
 export interface MarketingApiOptions {
@@ -72,27 +72,12 @@ function isJsonType(contentType: string | null): boolean {
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-function parseObject(text: string): Record<string, unknown> | null {
+function parseJson(text: string): unknown {
   try {
-    const value = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : null;
+    return JSON.parse(text);
   } catch {
-    return null;
+    return undefined;
   }
-}
-
-function refusalOf(
-  result: ItemResult,
-): { code: Code; reason: string; fields: Record<string, unknown> } {
-  let fields: Record<string, unknown> = {};
-  if (result.error?.fieldsJson) {
-    try {
-      fields = JSON.parse(result.error.fieldsJson);
-    } catch {
-      fields = {};
-    }
-  }
-  return { code: result.code as Code, reason: result.error?.reason ?? "invalid_body", fields };
 }
 
 export function marketingApi(options: MarketingApiOptions): Handler {
@@ -148,33 +133,33 @@ export function marketingApi(options: MarketingApiOptions): Handler {
         problem: "the body could not be read to its end",
       });
     }
-    const parsed = parseObject(body);
-    if (!parsed) return error(400, { message: "invalid_body" });
-    // Global Privacy Control as the browser's Sec-GPC header: ad cookies are
-    // never stored, even from a page whose script did not see the signal.
-    if (def.kind === ItemKind.PAGE_VIEW && request.headers.get("sec-gpc")?.trim() === "1") {
-      delete parsed.c;
-      body = JSON.stringify(parsed);
-    }
-
-    const result = await options.batcher.add({
-      kind: def.kind,
+    const parsed = parseJson(body);
+    if (!isJsonObject(parsed)) return error(400, { message: "invalid_body" });
+    const userAgent = request.headers.get("user-agent") ?? "";
+    const item: IngestItemInit = {
       source: asServer ? Source.SERVER : Source.BROWSER,
       siteId: caller.siteId,
       receivedAtMs: BigInt(receivedAtMs),
       clientIp: ctx.ip,
-      userAgent: request.headers.get("user-agent") ?? "",
-      bodyJson: body,
-    });
+      userAgent,
+      body: ingestBodyOf(def.kind, parsed, {
+        gpc: request.headers.get("sec-gpc")?.trim() === "1",
+      }),
+    };
+    // The typed item takes about the room of the JSON it came from.
+    const result = await options.batcher.add(item, body.length + userAgent.length + 64);
     if (result.outcome === Outcome.REFUSED) {
-      const refusal = refusalOf(result);
-      const failure = httpErrorOfReason(refusal.code, refusal.reason, refusal.fields);
+      const failure = httpErrorOfReason(
+        result.code as Code,
+        result.error?.reason ?? "invalid_body",
+        publicFields(result.error),
+      );
       return error(failure.status, failure.body);
     }
     if (!asServer) return withCors(new Response(null, { status: 204 }), cors);
     const duplicate = result.outcome === Outcome.DUPLICATE;
     const answer: Record<string, unknown> = { ok: true, duplicate };
-    if (def.kind === ItemKind.LEAD) answer.id = result.id;
+    if (def.kind === "lead") answer.id = result.id;
     return json(200, answer, { "cache-control": "no-store" });
   };
 

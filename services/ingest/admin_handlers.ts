@@ -1,9 +1,13 @@
-/** IngestAdminService: migrations and the analytics part of the manifest. */
+/**
+ * ingest-service's operator side: its part of a site (time zone, event types)
+ * for crm.admin.v1.SiteAdminService, and IngestAdminService (exports, visitor
+ * deletion, retention).
+ */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IngestAdminService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
-import { Code, publicError } from "../lib/errors.ts";
+import { Code, publicError, siteNotFound } from "../lib/errors.ts";
 import type { ServiceContext } from "../lib/service_runtime.ts";
-import { parseManifestOrRefuse } from "../lib/manifest/refuse.ts";
+import type { SitePart } from "../lib/site_admin.ts";
 import type { IngestStore } from "./storage.ts";
 import type { EventTypeCache } from "./event_types.ts";
 import { type ExportKind, exportPage } from "./exports.ts";
@@ -17,24 +21,35 @@ export interface AdminDeps {
   partitions: Partitions;
 }
 
+/** The site's time zone and event types: the members site.timeZone and eventTypes. */
+export function ingestSitePart({ store, types }: Pick<AdminDeps, "store" | "types">): SitePart {
+  return {
+    async apply(manifest) {
+      const changes = await store.importSite(manifest);
+      types.invalidate(manifest.site.id);
+      return changes;
+    },
+    export: (siteId) => store.exportPart(siteId),
+  };
+}
+
 export function ingestAdminHandlers(
   context: ServiceContext,
-  { store, types, partitions }: AdminDeps,
+  { store, partitions }: AdminDeps,
 ): ServiceImpl<typeof IngestAdminService> {
   const db = context.db;
   const requireSite = async (siteId: string) => {
     if (!(await store.siteExists(siteId))) {
-      throw publicError(Code.NotFound, "site_not_found", { siteId });
+      throw publicError(Code.NotFound, "site_not_found", siteNotFound(siteId));
     }
   };
-  const page = async (
-    kind: ExportKind,
+  const page = async <K extends ExportKind>(
+    kind: K,
     request: { siteId: string; sinceMs?: bigint; cursor: string; pageSize: number },
   ) => {
     await requireSite(request.siteId);
-    let result;
     try {
-      result = await exportPage(db, kind, request.siteId, {
+      return await exportPage(db, kind, request.siteId, {
         sinceMs: request.sinceMs === undefined ? undefined : Number(request.sinceMs),
         cursor: request.cursor,
         pageSize: request.pageSize,
@@ -45,25 +60,8 @@ export function ingestAdminHandlers(
       }
       throw error;
     }
-    return { rowsJson: result.rows, nextCursor: result.nextCursor };
   };
   return {
-    migrate: () => context.migrateRpc(),
-
-    async importSite({ manifestJson, dryRun }) {
-      const manifest = parseManifestOrRefuse(manifestJson);
-      if (dryRun) return { siteId: manifest.site.id, changes: {} };
-      const changes = await store.importSite(manifest);
-      types.invalidate(manifest.site.id);
-      return { siteId: manifest.site.id, changes };
-    },
-
-    async exportSite({ siteId }) {
-      const part = await store.exportPart(siteId);
-      if (!part) throw publicError(Code.NotFound, "site_not_found", { siteId });
-      return { partJson: JSON.stringify(part) };
-    },
-
     exportEvents: (request) => page("events", request),
     exportPageViews: (request) => page("page_views", request),
     exportLeads: (request) => page("leads", request),

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { parsePageViewBody } from "./page_view_body.ts";
-import { parseLeadBody } from "./lead_body.ts";
+import { parsePageViewBody as parsePageView } from "./page_view_body.ts";
+import { parseLeadBody as parseLead } from "./lead_body.ts";
 import { RefusedError } from "./body_fields.ts";
+import { leadFromJson, pageViewFromJson } from "./test_bodies.ts";
+
+const parsePageViewBody = (body: unknown) => parsePageView(pageViewFromJson(body));
+const parseLeadBody = (body: unknown) => parseLead(leadFromJson(body));
 
 function refused(fn: () => unknown) {
   try {

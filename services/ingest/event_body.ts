@@ -1,81 +1,68 @@
 /**
  * A custom event as sent to POST /marketing/event (long names or aliases)
- * or to the browser route /marketing/act (short names), checked field by
- * field, then against its declared event type.
+ * or to the browser route /marketing/act (short names), mapped to typed
+ * fields by the gateway, checked field by field, then against its declared
+ * event type.
  */
 import { CURRENCY, EVENT_NAME } from "../lib/formats.ts";
 import type { EventTypeDef } from "../lib/manifest/types.ts";
+import type { Event } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import {
-  type Body,
   invalidBody,
-  isObject,
+  isAbsent,
   optionalBrowserId,
   optionalId,
   optionalUrl,
-  pick,
+  plainObject,
   RefusedError,
 } from "./body_fields.ts";
 import { normalizeParams, type ParamValue } from "./params.ts";
 
 export const MAX_VALUE = 1e12;
 
-export const EVENT_FIELDS = {
-  name: ["name", "n"],
-  eventId: ["event_id", "id"],
-  visitorId: ["visitor_id", "vid", "v"],
-  sessionId: ["session_id", "sid", "s"],
-  params: ["params", "p"],
-  value: ["value", "val"],
-  currency: ["currency", "cur"],
-  url: ["url", "u"],
-} as const;
-
 export interface EventInput {
   name: string;
   eventId: string | null;
   visitorId: string | null;
   sessionId: string | null;
+  /** The parameters as sent. */
   params: Record<string, unknown>;
   value: number | null;
   currency: string | null;
   url: string | null;
 }
 
-/** Reads an event body; throws RefusedError (invalid_body, invalid_event_name). */
-export function parseEventBody(body: unknown): EventInput {
-  if (!isObject(body)) throw new RefusedError({ reason: "invalid_body" });
-  const name = pick(body, EVENT_FIELDS.name);
-  if (typeof name.value !== "string") throw invalidBody(name.name, "is required, a string");
-  if (!EVENT_NAME.test(name.value)) throw new RefusedError({ reason: "invalid_event_name" });
+/** Reads an event; throws RefusedError (invalid_body, invalid_event_name). */
+export function parseEventBody(event: Event): EventInput {
+  const { name, params, value, currency } = event;
+  if (name?.value.case !== "text") throw invalidBody(name?.key ?? "name", "is required, a string");
+  if (!EVENT_NAME.test(name.value.value)) throw new RefusedError({ reason: "invalid_event_name" });
 
-  const params = pick(body, EVENT_FIELDS.params);
-  if (params.value !== undefined && params.value !== null && !isObject(params.value)) {
-    throw invalidBody(params.name, "must be an object");
+  if (!isAbsent(params) && params!.value.case !== "members") {
+    throw invalidBody(params!.key, "must be an object");
   }
-  const value = pick(body, EVENT_FIELDS.value);
   if (
-    value.value !== undefined && value.value !== null &&
-    !(Number.isInteger(value.value) && (value.value as number) >= 0 &&
-      (value.value as number) <= MAX_VALUE)
+    !isAbsent(value) &&
+    !(value!.value.case === "number" && Number.isInteger(value!.value.value) &&
+      value!.value.value >= 0 && value!.value.value <= MAX_VALUE)
   ) {
-    throw invalidBody(value.name, "must be an integer from 0 to 10^12 (minor units)");
+    throw invalidBody(value!.key, "must be an integer from 0 to 10^12 (minor units)");
   }
-  const currency = pick(body, EVENT_FIELDS.currency);
   if (
-    currency.value !== undefined && currency.value !== null &&
-    !(typeof currency.value === "string" && CURRENCY.test(currency.value))
+    !isAbsent(currency) &&
+    !(currency!.value.case === "text" && CURRENCY.test(currency!.value.value))
   ) {
-    throw invalidBody(currency.name, "must be 1 to 10 Latin letters or digits");
+    throw invalidBody(currency!.key, "must be 1 to 10 Latin letters or digits");
   }
   return {
-    name: name.value,
-    eventId: optionalId(body as Body, EVENT_FIELDS.eventId),
-    visitorId: optionalBrowserId(body, EVENT_FIELDS.visitorId),
-    sessionId: optionalBrowserId(body, EVENT_FIELDS.sessionId),
-    params: (params.value ?? {}) as Record<string, unknown>,
-    value: (value.value ?? null) as number | null,
-    currency: (currency.value ?? null) as string | null,
-    url: optionalUrl(body, EVENT_FIELDS.url),
+    name: name.value.value,
+    eventId: optionalId(event.eventId),
+    visitorId: optionalBrowserId(event.visitorId),
+    sessionId: optionalBrowserId(event.sessionId),
+    params: params?.value.case === "members" ? plainObject(params.key, params.value.value) : {},
+    value: value?.value.case === "number" ? value.value.value : null,
+    currency: currency?.value.case === "text" ? currency.value.value : null,
+    url: optionalUrl(event.url),
   };
 }
 

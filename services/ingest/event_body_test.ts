@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { applyEventType, parseEventBody } from "./event_body.ts";
+import { applyEventType, parseEventBody as parseEvent } from "./event_body.ts";
 import { RefusedError } from "./body_fields.ts";
+import { eventFromJson } from "./test_bodies.ts";
 import type { EventTypeDef } from "../lib/manifest/types.ts";
 
 const purchase: EventTypeDef = {
@@ -12,6 +13,8 @@ const purchase: EventTypeDef = {
   bringsRevenue: true,
   currency: "EUR",
 };
+const parseEventBody = (body: unknown) => parseEvent(eventFromJson(body));
+
 const signup: EventTypeDef = { ...purchase, name: "signup", bringsRevenue: false, currency: null };
 
 function refusal(body: unknown) {

@@ -1,84 +1,135 @@
 /**
  * Reading stored rows back, oldest first, a page at a time (keyset paging on
  * received_at and a sequence number), so an export of any size streams with
- * bounded memory. Field names are those of docs/analytics.md (exported fields); unknown values are null.
+ * bounded memory. Each row becomes its typed export message (EventRow,
+ * PageViewRow, LeadRow); unknown values are left unset.
  */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Queryable, Row } from "../lib/db/mod.ts";
+import {
+  type AttributionSchema,
+  type EventRowSchema,
+  type LeadRowSchema,
+  type PageViewRowSchema,
+  Source,
+  type StoredMemberSchema,
+  type StoredValueSchema,
+} from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 
 export type ExportKind = "events" | "page_views" | "leads";
 
-const iso = (value: unknown) => new Date(value as string | Date).toISOString();
+type EventRowInit = MessageInitShape<typeof EventRowSchema>;
+type PageViewRowInit = MessageInitShape<typeof PageViewRowSchema>;
+type LeadRowInit = MessageInitShape<typeof LeadRowSchema>;
 
-const UTM = (r: Row) => ({
-  utmSource: r.utm_source ?? null,
-  utmMedium: r.utm_medium ?? null,
-  utmCampaign: r.utm_campaign ?? null,
-  utmTerm: r.utm_term ?? null,
-  utmContent: r.utm_content ?? null,
+interface RowOf {
+  events: EventRowInit;
+  page_views: PageViewRowInit;
+  leads: LeadRowInit;
+}
+
+/** A nullable text column: unset when null. */
+const text = (value: unknown) => value === null || value === undefined ? undefined : String(value);
+
+const receivedAt = (r: Row) => timestampFromDate(new Date(r.received_at as string | Date));
+
+const source = (r: Row) => r.source === "browser" ? Source.BROWSER : Source.SERVER;
+
+const attribution = (r: Row): MessageInitShape<typeof AttributionSchema> => ({
+  channel: text(r.channel),
+  utmSource: text(r.utm_source),
+  utmMedium: text(r.utm_medium),
+  utmCampaign: text(r.utm_campaign),
+  utmTerm: text(r.utm_term),
+  utmContent: text(r.utm_content),
+  adLink: text(r.ad_link),
 });
 
-const toEvent = (r: Row) => ({
-  name: r.name,
-  eventId: r.event_id ?? null,
-  visitorId: r.visitor_id ?? null,
-  sessionId: r.session_id ?? null,
-  url: r.url ?? null,
-  params: r.params ?? {},
-  value: r.value === null || r.value === undefined ? null : Number(r.value),
-  currency: r.currency ?? null,
-  source: r.source,
-  channel: r.channel ?? null,
-  ...UTM(r),
-  adLink: r.ad_link ?? null,
-  receivedAt: iso(r.received_at),
+function storedValue(value: unknown): MessageInitShape<typeof StoredValueSchema> {
+  switch (typeof value) {
+    case "string":
+      return { kind: { case: "stringValue", value } };
+    case "number":
+      return { kind: { case: "numberValue", value } };
+    case "boolean":
+      return { kind: { case: "boolValue", value } };
+    default:
+      // The writer stores parameters and lead fields normalised to these three types.
+      throw new Error(`a stored value of type ${value === null ? "null" : typeof value}`);
+  }
+}
+
+/** A jsonb object of parameters or lead fields, member by member in stored order. */
+const members = (value: unknown): MessageInitShape<typeof StoredMemberSchema>[] =>
+  Object.entries((value ?? {}) as Record<string, unknown>).map(([key, v]) => ({
+    key,
+    value: storedValue(v),
+  }));
+
+/** A jsonb object of strings (click ids, ad cookies). */
+const strings = (value: unknown) => (value ?? {}) as Record<string, string>;
+
+const toEvent = (r: Row): EventRowInit => ({
+  name: String(r.name),
+  eventId: text(r.event_id),
+  visitorId: text(r.visitor_id),
+  sessionId: text(r.session_id),
+  url: text(r.url),
+  params: members(r.params),
+  value: r.value === null || r.value === undefined ? undefined : BigInt(r.value as number),
+  currency: text(r.currency),
+  source: source(r),
+  attribution: attribution(r),
+  receivedAt: receivedAt(r),
 });
 
-const toPageView = (r: Row) => ({
-  visitorId: r.visitor_id ?? null,
-  sessionId: r.session_id ?? null,
-  url: r.url,
-  title: r.title ?? null,
-  referrer: r.referrer ?? null,
-  ...UTM(r),
-  clickIds: r.click_ids ?? {},
-  adLink: r.ad_link ?? null,
-  adCookies: r.ad_cookies ?? {},
-  screen: r.screen ?? null,
-  viewport: r.viewport ?? null,
-  pixelRatio: r.pixel_ratio ?? null,
-  language: r.language ?? null,
-  timeZone: r.time_zone ?? null,
-  country: r.country ?? null,
-  device: r.device ?? null,
-  browser: r.browser ?? null,
-  os: r.os ?? null,
-  channel: r.channel ?? null,
-  newVisitor: r.new_visitor ?? null,
-  bot: r.bot,
-  ip: r.ip ?? null,
-  receivedAt: iso(r.received_at),
+const toPageView = (r: Row): PageViewRowInit => ({
+  visitorId: text(r.visitor_id),
+  sessionId: text(r.session_id),
+  url: String(r.url),
+  title: text(r.title),
+  referrer: text(r.referrer),
+  attribution: attribution(r),
+  clickIds: strings(r.click_ids),
+  adCookies: strings(r.ad_cookies),
+  screen: text(r.screen),
+  viewport: text(r.viewport),
+  pixelRatio: r.pixel_ratio === null || r.pixel_ratio === undefined
+    ? undefined
+    : Number(r.pixel_ratio),
+  language: text(r.language),
+  timeZone: text(r.time_zone),
+  country: text(r.country),
+  device: text(r.device),
+  browser: text(r.browser),
+  os: text(r.os),
+  newVisitor: r.new_visitor === null || r.new_visitor === undefined
+    ? undefined
+    : Boolean(r.new_visitor),
+  bot: Boolean(r.bot),
+  ip: text(r.ip),
+  receivedAt: receivedAt(r),
 });
 
-const toLead = (r: Row) => ({
-  id: r.id,
-  leadId: r.lead_id ?? null,
-  source: r.source,
-  form: r.form ?? null,
-  name: r.name ?? null,
-  email: r.email ?? null,
-  phone: r.phone ?? null,
-  message: r.message ?? null,
-  fields: r.fields ?? {},
-  visitorId: r.visitor_id ?? null,
-  sessionId: r.session_id ?? null,
-  url: r.url ?? null,
-  channel: r.channel ?? null,
-  ...UTM(r),
-  adLink: r.ad_link ?? null,
-  receivedAt: iso(r.received_at),
+const toLead = (r: Row): LeadRowInit => ({
+  id: String(r.id),
+  leadId: text(r.lead_id),
+  source: source(r),
+  form: text(r.form),
+  name: text(r.name),
+  email: text(r.email),
+  phone: text(r.phone),
+  message: text(r.message),
+  fields: members(r.fields),
+  visitorId: text(r.visitor_id),
+  sessionId: text(r.session_id),
+  url: text(r.url),
+  attribution: attribution(r),
+  receivedAt: receivedAt(r),
 });
 
-const SHAPES: Record<ExportKind, { columns: string; map: (r: Row) => unknown }> = {
+const SHAPES: { [K in ExportKind]: { columns: string; map: (r: Row) => RowOf[K] } } = {
   events: {
     columns: `name, event_id, visitor_id, session_id, url, params, value::float8 as value,
       currency, source, channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content,
@@ -103,9 +154,8 @@ const SHAPES: Record<ExportKind, { columns: string; map: (r: Row) => unknown }> 
 export const EXPORT_PAGE = 1000;
 export const MAX_EXPORT_PAGE = 10_000;
 
-export interface ExportPage {
-  /** One JSON text per row. */
-  rows: string[];
+export interface ExportPage<R> {
+  rows: R[];
   /** Where the next page starts; empty when this page was the last. */
   nextCursor: string;
 }
@@ -125,13 +175,13 @@ function decodeCursor(cursor: string): string[] {
 }
 
 /** One page of rows, oldest first (keyset paging on received_at and seq). */
-export async function exportPage(
+export async function exportPage<K extends ExportKind>(
   db: Queryable,
-  kind: ExportKind,
+  kind: K,
   siteId: string,
   options: { sinceMs?: number; cursor?: string; pageSize?: number } = {},
-): Promise<ExportPage> {
-  const shape = SHAPES[kind];
+): Promise<ExportPage<RowOf[K]>> {
+  const shape: { columns: string; map: (r: Row) => RowOf[K] } = SHAPES[kind];
   const since = options.sinceMs === undefined
     ? "-infinity"
     : new Date(options.sinceMs).toISOString();
@@ -149,7 +199,7 @@ export async function exportPage(
   );
   const last = rows[rows.length - 1];
   return {
-    rows: rows.map((r) => JSON.stringify(shape.map(r))),
+    rows: rows.map(shape.map),
     nextCursor: rows.length < pageSize ? "" : `${last.cursor_at}|${last.cursor_seq}`,
   };
 }

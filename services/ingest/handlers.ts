@@ -8,15 +8,16 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type IngestItem,
   type IngestService,
-  ItemKind,
   type ItemResult,
   Outcome,
   Source,
 } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import type { ErrorFields } from "../lib/errors.ts";
+import type { Refusal } from "./body_fields.ts";
 import type { GroupCommit } from "./group_commit.ts";
 import type { EventTypeCache, TypesOfSite } from "./event_types.ts";
 import type { Partitions } from "./partitions.ts";
-import { type Enrichment, type Kind, type Prepared, prepareItem, type RawItem } from "./prepare.ts";
+import { type Enrichment, type Prepared, prepareItem, type RawItem } from "./prepare.ts";
 import type { WriteItem, WriteResult } from "./rows.ts";
 
 export interface IngestDeps {
@@ -26,24 +27,29 @@ export interface IngestDeps {
   committer: GroupCommit<WriteItem, WriteResult>;
 }
 
-const KINDS: Partial<Record<ItemKind, Kind>> = {
-  [ItemKind.PAGE_VIEW]: "view",
-  [ItemKind.EVENT]: "event",
-  [ItemKind.LEAD]: "lead",
-};
-
 function rawItem(item: IngestItem): RawItem | undefined {
-  const kind = KINDS[item.kind];
-  if (!kind || !item.siteId) return undefined;
+  const { body } = item;
+  if (body.case === undefined || !item.siteId) return undefined;
   return {
-    kind,
     source: item.source === Source.BROWSER ? "browser" : "server",
     siteId: item.siteId,
     receivedAtMs: Number(item.receivedAtMs) || Date.now(),
     clientIp: item.clientIp,
     userAgent: item.userAgent,
-    bodyJson: item.bodyJson,
+    body,
   };
+}
+
+/** The typed fields of a refusal, as its error detail carries them. */
+function refusalFields(refusal: Refusal): ErrorFields | undefined {
+  switch (refusal.reason) {
+    case "invalid_body":
+      return refusal.fields && { case: "fieldProblem", value: refusal.fields };
+    case "unknown_event":
+      return { case: "unknownEvent", value: refusal.fields };
+    default:
+      return undefined;
+  }
 }
 
 function answer(prepared: Prepared): ItemResult | undefined {
@@ -52,10 +58,7 @@ function answer(prepared: Prepared): ItemResult | undefined {
     return {
       outcome: Outcome.REFUSED,
       code: prepared.code,
-      error: {
-        reason: prepared.refused.reason,
-        fieldsJson: prepared.refused.fields ? JSON.stringify(prepared.refused.fields) : "",
-      },
+      error: { reason: prepared.refused.reason, fields: refusalFields(prepared.refused) },
     } as ItemResult;
   }
   return undefined;
@@ -65,7 +68,9 @@ export function ingestHandlers(deps: IngestDeps): ServiceImpl<typeof IngestServi
   return {
     async ingest({ items }) {
       const raw = items.map(rawItem);
-      const eventSites = new Set(raw.filter((r) => r?.kind === "event").map((r) => r!.siteId));
+      const eventSites = new Set(
+        raw.filter((r) => r?.body.case === "event").map((r) => r!.siteId),
+      );
       const types = new Map<string, TypesOfSite>();
       await Promise.all(
         [...eventSites].map(async (site) => types.set(site, await deps.types.get(site))),
@@ -79,7 +84,7 @@ export function ingestHandlers(deps: IngestDeps): ServiceImpl<typeof IngestServi
           results[index] = {
             outcome: Outcome.REFUSED,
             code: 3,
-            error: { reason: "invalid_item", fieldsJson: "" },
+            error: { reason: "invalid_item" },
           } as ItemResult;
           return;
         }

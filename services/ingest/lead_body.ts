@@ -1,6 +1,6 @@
 /**
  * A lead: a contact request from a site's form (browser route, site by
- * Origin) or sent by a server with a secret key. Fields (README "Leads"):
+ * Origin) or sent by a server with a secret key. Fields (docs/analytics.md, "Leads"):
  *
  * | field               | alias      | rule                                                 |
  * | lead_id             | id         | optional idempotency key, 1 to 128 characters        |
@@ -17,14 +17,14 @@
  *
  * At least one of name, email, phone or message is required.
  */
+import type { Lead, ObjectField, TextField } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import {
-  type Body,
   invalidBody,
-  isObject,
+  isAbsent,
   optionalBrowserId,
   optionalId,
+  optionalText,
   optionalUrl,
-  RefusedError,
 } from "./body_fields.ts";
 import { cleanText, truncate } from "./text.ts";
 import { normalizeString, type ParamValue } from "./params.ts";
@@ -46,56 +46,54 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const MAX_FIELDS = 30;
 const FIELD_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function text(body: Body, name: string, max: number): string | null {
-  const value = body[name];
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw invalidBody(name, "must be a string");
+function text(field: TextField | undefined, name: string, max: number): string | null {
+  const value = optionalText(field);
+  if (value === null) return null;
   const cleaned = cleanText(value)!.trim();
   if (cleaned.length > max) throw invalidBody(name, `must have at most ${max} characters`);
   return cleaned === "" ? null : cleaned;
 }
 
-function extraFields(body: Body): Record<string, ParamValue> {
-  const value = body.fields;
-  if (value === undefined || value === null) return {};
-  if (!isObject(value)) throw invalidBody("fields", "must be an object");
-  const entries = Object.entries(value);
-  if (entries.length > MAX_FIELDS) {
+function extraFields(field: ObjectField | undefined): Record<string, ParamValue> {
+  if (isAbsent(field)) return {};
+  if (field!.value.case !== "members") throw invalidBody("fields", "must be an object");
+  const members = field!.value.value.members;
+  if (members.length > MAX_FIELDS) {
     throw invalidBody("fields", `must have at most ${MAX_FIELDS} keys`);
   }
   const out: Record<string, ParamValue> = {};
-  for (const [key, raw] of entries) {
+  for (const { key, value } of members) {
     if (!FIELD_KEY.test(key)) throw invalidBody("fields", `key "${truncate(key, 64)}" is invalid`);
-    if (typeof raw === "number" || typeof raw === "boolean") {
-      if (typeof raw === "number" && !Number.isFinite(raw)) continue;
-      out[key] = raw;
-    } else if (typeof raw === "string") {
-      out[key] = normalizeString(raw)!;
-    } else if (raw !== null && raw !== undefined) {
+    const raw = value?.kind;
+    if (raw?.case === "numberValue" || raw?.case === "boolValue") {
+      if (raw.case === "numberValue" && !Number.isFinite(raw.value)) continue;
+      out[key] = raw.value;
+    } else if (raw?.case === "stringValue") {
+      out[key] = normalizeString(raw.value)!;
+    } else if (raw?.case === "jsonText") {
       throw invalidBody("fields", `value of "${key}" must be a string, number or boolean`);
     }
   }
   return out;
 }
 
-export function parseLeadBody(body: unknown): LeadInput {
-  if (!isObject(body)) throw new RefusedError({ reason: "invalid_body" });
-  const email = text(body, "email", 254);
+export function parseLeadBody(lead: Lead): LeadInput {
+  const email = text(lead.email, "email", 254);
   if (email !== null && !EMAIL.test(email)) throw invalidBody("email", "is not an email address");
-  const lead: LeadInput = {
-    leadId: optionalId(body, ["lead_id", "id"]),
-    form: text(body, "form", 64),
-    name: text(body, "name", 200),
+  const input: LeadInput = {
+    leadId: optionalId(lead.leadId),
+    form: text(lead.form, "form", 64),
+    name: text(lead.name, "name", 200),
     email,
-    phone: text(body, "phone", 50),
-    message: text(body, "message", 4000),
-    fields: extraFields(body),
-    visitorId: optionalBrowserId(body, ["visitor_id", "vid", "v"]),
-    sessionId: optionalBrowserId(body, ["session_id", "sid", "s"]),
-    url: optionalUrl(body, ["url", "u"]),
+    phone: text(lead.phone, "phone", 50),
+    message: text(lead.message, "message", 4000),
+    fields: extraFields(lead.fields),
+    visitorId: optionalBrowserId(lead.visitorId),
+    sessionId: optionalBrowserId(lead.sessionId),
+    url: optionalUrl(lead.url),
   };
-  if (!lead.name && !lead.email && !lead.phone && !lead.message) {
+  if (!input.name && !input.email && !input.phone && !input.message) {
     throw invalidBody("email", "a lead needs a name, email, phone or message");
   }
-  return lead;
+  return input;
 }

@@ -1,11 +1,13 @@
 /** ingest-service wiring. */
 import { IngestAdminService, IngestService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import { SiteAdminService } from "../lib/gen/crm/admin/v1/site_admin_pb.ts";
+import { siteAdminHandlers } from "../lib/site_admin.ts";
 import type { Platform } from "../lib/platform.ts";
 import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
 import type { Database } from "../lib/db/mod.ts";
 import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
 import { IngestStore } from "./storage.ts";
-import { ingestAdminHandlers } from "./admin_handlers.ts";
+import { ingestAdminHandlers, ingestSitePart } from "./admin_handlers.ts";
 import { ingestHandlers } from "./handlers.ts";
 import { EventTypeCache } from "./event_types.ts";
 import { GroupCommit } from "./group_commit.ts";
@@ -50,7 +52,7 @@ export function startIngestService(
     name: "ingest",
     schema: INGEST_SCHEMA,
     migrations: ingestMigrations,
-    services: [IngestService, IngestAdminService],
+    services: [IngestService, IngestAdminService, SiteAdminService],
     setup(context) {
       const store = new IngestStore(context.db);
       const types = new EventTypeCache((siteId) => store.eventTypes(siteId, "active"));
@@ -70,6 +72,10 @@ export function startIngestService(
           router.service(
             IngestAdminService,
             ingestAdminHandlers(context, { store, types, partitions }),
+          );
+          router.service(
+            SiteAdminService,
+            siteAdminHandlers(context, ingestSitePart({ store, types })),
           );
         },
         async close() {

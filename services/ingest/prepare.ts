@@ -1,5 +1,5 @@
 /**
- * From an IngestItem (site, time, client IP, user agent, body) to a row the
+ * From an IngestItem (site, time, client IP, user agent, typed body) to a row the
  * writer can store, or to an answer without storing: validation, parameter
  * normalisation, enrichment (location from the full IP, then the IP
  * truncated; device, browser, OS and bot flag; channel and campaign) and the
@@ -10,6 +10,7 @@ import { applyEventType, parseEventBody } from "./event_body.ts";
 import { parsePageViewBody } from "./page_view_body.ts";
 import { parseLeadBody } from "./lead_body.ts";
 import { type Refusal, RefusedError } from "./body_fields.ts";
+import type { IngestItem, PageView } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import type { TypesOfSite } from "./event_types.ts";
 import type { GeoLookup } from "./geo.ts";
 import type { ReferrerList } from "./referrers.ts";
@@ -19,17 +20,16 @@ import { campaignOf } from "./url_clean.ts";
 import { classifyChannel } from "./channel.ts";
 import type { Attribution, WriteItem } from "./rows.ts";
 
-export type Kind = "view" | "event" | "lead";
 export type Source = "browser" | "server";
 
 export interface RawItem {
-  kind: Kind;
   source: Source;
   siteId: string;
   receivedAtMs: number;
   clientIp: string;
   userAgent: string;
-  bodyJson: string;
+  /** The page view, event or lead sent. */
+  body: Exclude<IngestItem["body"], { case: undefined }>;
 }
 
 export type Prepared =
@@ -56,25 +56,19 @@ function refuse(refusal: Refusal, source: Source): Prepared {
   return { refused: refusal, code: CODES[refusal.reason] ?? Code.InvalidArgument };
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new RefusedError({ reason: "invalid_body" });
-  }
-}
-
 export function prepareItem(
   item: RawItem,
   types: TypesOfSite | undefined,
   enrichment: Enrichment,
 ): Prepared {
   try {
-    const body = parseJson(item.bodyJson);
+    const { body } = item;
     const receivedAt = new Date(item.receivedAtMs).toISOString();
-    if (item.kind === "view") return { write: pageView(item, body, receivedAt, enrichment) };
-    if (item.kind === "event") {
-      const input = parseEventBody(body);
+    if (body.case === "pageView") {
+      return { write: pageView(item, body.value, receivedAt, enrichment) };
+    }
+    if (body.case === "event") {
+      const input = parseEventBody(body.value);
       const typed = applyEventType(input, types?.get(input.name));
       return {
         write: {
@@ -96,7 +90,7 @@ export function prepareItem(
         },
       };
     }
-    const lead = parseLeadBody(body);
+    const lead = parseLeadBody(body.value);
     return {
       write: {
         kind: "lead",
@@ -126,7 +120,7 @@ export function prepareItem(
 
 function pageView(
   item: RawItem,
-  body: unknown,
+  body: PageView,
   receivedAt: string,
   enrichment: Enrichment,
 ): WriteItem {

@@ -42,13 +42,14 @@ export class IngestStore {
     return rows.length > 0;
   }
 
+  /** The members of the site manifest this service owns, as export-site prints them. */
   async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
     const [site] = await this.db.query<{ time_zone: string }>(
       "select time_zone from ingest.sites where site_id = $1",
       [siteId],
     );
     if (!site) return undefined;
-    return { timeZone: site.time_zone, eventTypes: await this.eventTypes(siteId) };
+    return { site: { timeZone: site.time_zone }, eventTypes: await this.eventTypes(siteId) };
   }
 
   /**

@@ -1,10 +1,10 @@
 /** The manifest as a service receives it: parsed, validated, or refused with a typed error. */
-import { Code, publicError } from "../errors.ts";
+import { Code, manifestProblem, publicError } from "../errors.ts";
 import { ManifestError, parseManifest } from "./validate.ts";
 import type { Manifest } from "./types.ts";
 
 export function invalidManifest(path: string, problem: string) {
-  return publicError(Code.InvalidArgument, "invalid_manifest", { path, problem });
+  return publicError(Code.InvalidArgument, "invalid_manifest", manifestProblem(path, problem));
 }
 
 export function parseManifestOrRefuse(json: string): Manifest {

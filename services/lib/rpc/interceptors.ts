@@ -56,10 +56,20 @@ function constantTimeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** Admin services (named *AdminService) need the bearer token when ADMIN_TOKEN is set. */
+/**
+ * The operator's services, which need the bearer token when ADMIN_TOKEN is
+ * set: every service named *AdminService, in any package (the shared
+ * crm.admin.v1.SiteAdminService and each service's own, e.g.
+ * crm.ingest.v1.IngestAdminService). A service the gateway calls must not be
+ * named so.
+ */
+export function isAdminService(typeName: string): boolean {
+  return typeName.endsWith("AdminService");
+}
+
 function adminTokenInterceptor(adminToken: string | undefined): Interceptor {
   return (next) => (request) => {
-    if (adminToken && request.service.typeName.endsWith("AdminService")) {
+    if (adminToken && isAdminService(request.service.typeName)) {
       const header = request.header.get("authorization") ?? "";
       const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
       if (!constantTimeEqual(presented, adminToken)) {
@@ -93,7 +103,7 @@ export function clientInterceptors(options: ClientInterceptorOptions): Intercept
   if (options.adminToken) {
     const token = options.adminToken;
     list.push((next) => (request) => {
-      if (request.service.typeName.endsWith("AdminService")) {
+      if (isAdminService(request.service.typeName)) {
         request.header.set("authorization", `Bearer ${token}`);
       }
       return next(request);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/auth/v1/auth.proto.
  */
 export const file_crm_auth_v1_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChZjcm0vYXV0aC92MS9hdXRoLnByb3RvEgtjcm0uYXV0aC52MSIkChVSZXNvbHZlU2l0ZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkEKFlJlc29sdmVTaXRlS2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChdSZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBILCgNrZXkYASABKAkiQwoYUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJgoUUmVzb2x2ZU9yaWdpblJlcXVlc3QSDgoGb3JpZ2luGAEgASgJIkAKFVJlc29sdmVPcmlnaW5SZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKDmNhY2hlX3VudGlsX21zGAIgASgDIhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSI7ChFJbXBvcnRTaXRlUmVxdWVzdBIVCg1tYW5pZmVzdF9qc29uGAEgASgJEg8KB2RyeV9ydW4YAiABKAgilAEKEkltcG9ydFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEj0KB2NoYW5nZXMYAiADKAsyLC5jcm0uYXV0aC52MS5JbXBvcnRTaXRlUmVzcG9uc2UuQ2hhbmdlc0VudHJ5Gi4KDENoYW5nZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIiQKEUV4cG9ydFNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiJwoSRXhwb3J0U2l0ZVJlc3BvbnNlEhEKCXBhcnRfanNvbhgBIAEoCSISChBMaXN0U2l0ZXNSZXF1ZXN0IiUKEUxpc3RTaXRlc1Jlc3BvbnNlEhAKCHNpdGVfaWRzGAEgAygJIkcKEENyZWF0ZUtleVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIiCgRraW5kGAIgASgOMhQuY3JtLmF1dGgudjEuS2V5S2luZCIyChFDcmVhdGVLZXlSZXNwb25zZRILCgNrZXkYASABKAkSEAoIa2V5X2hhc2gYAiABKAkiHwoQUmV2b2tlS2V5UmVxdWVzdBILCgNrZXkYASABKAkiTwoRUmV2b2tlS2V5UmVzcG9uc2USEAoIa2V5X2hhc2gYASABKAkSDwoHc2l0ZV9pZBgCIAEoCRIXCg9hbHJlYWR5X3Jldm9rZWQYAyABKAgqSwoHS2V5S2luZBIYChRLRVlfS0lORF9VTlNQRUNJRklFRBAAEhEKDUtFWV9LSU5EX1NJVEUQARITCg9LRVlfS0lORF9TRUNSRVQQAjKhAgoLQXV0aFNlcnZpY2USWQoOUmVzb2x2ZVNpdGVLZXkSIi5jcm0uYXV0aC52MS5SZXNvbHZlU2l0ZUtleVJlcXVlc3QaIy5jcm0uYXV0aC52MS5SZXNvbHZlU2l0ZUtleVJlc3BvbnNlEl8KEFJlc29sdmVTZWNyZXRLZXkSJC5jcm0uYXV0aC52MS5SZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBolLmNybS5hdXRoLnYxLlJlc29sdmVTZWNyZXRLZXlSZXNwb25zZRJWCg1SZXNvbHZlT3JpZ2luEiEuY3JtLmF1dGgudjEuUmVzb2x2ZU9yaWdpblJlcXVlc3QaIi5jcm0uYXV0aC52MS5SZXNvbHZlT3JpZ2luUmVzcG9uc2Uy2gMKEEF1dGhBZG1pblNlcnZpY2USRAoHTWlncmF0ZRIbLmNybS5hdXRoLnYxLk1pZ3JhdGVSZXF1ZXN0GhwuY3JtLmF1dGgudjEuTWlncmF0ZVJlc3BvbnNlEk0KCkltcG9ydFNpdGUSHi5jcm0uYXV0aC52MS5JbXBvcnRTaXRlUmVxdWVzdBofLmNybS5hdXRoLnYxLkltcG9ydFNpdGVSZXNwb25zZRJNCgpFeHBvcnRTaXRlEh4uY3JtLmF1dGgudjEuRXhwb3J0U2l0ZVJlcXVlc3QaHy5jcm0uYXV0aC52MS5FeHBvcnRTaXRlUmVzcG9uc2USSgoJTGlzdFNpdGVzEh0uY3JtLmF1dGgudjEuTGlzdFNpdGVzUmVxdWVzdBoeLmNybS5hdXRoLnYxLkxpc3RTaXRlc1Jlc3BvbnNlEkoKCUNyZWF0ZUtleRIdLmNybS5hdXRoLnYxLkNyZWF0ZUtleVJlcXVlc3QaHi5jcm0uYXV0aC52MS5DcmVhdGVLZXlSZXNwb25zZRJKCglSZXZva2VLZXkSHS5jcm0uYXV0aC52MS5SZXZva2VLZXlSZXF1ZXN0Gh4uY3JtLmF1dGgudjEuUmV2b2tlS2V5UmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChZjcm0vYXV0aC92MS9hdXRoLnByb3RvEgtjcm0uYXV0aC52MSIkChVSZXNvbHZlU2l0ZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkEKFlJlc29sdmVTaXRlS2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChdSZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBILCgNrZXkYASABKAkiQwoYUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJgoUUmVzb2x2ZU9yaWdpblJlcXVlc3QSDgoGb3JpZ2luGAEgASgJIkAKFVJlc29sdmVPcmlnaW5SZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKDmNhY2hlX3VudGlsX21zGAIgASgDIhIKEExpc3RTaXRlc1JlcXVlc3QiJQoRTGlzdFNpdGVzUmVzcG9uc2USEAoIc2l0ZV9pZHMYASADKAkiRwoQQ3JlYXRlS2V5UmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEiIKBGtpbmQYAiABKA4yFC5jcm0uYXV0aC52MS5LZXlLaW5kIjIKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIQCghrZXlfaGFzaBgCIAEoCSIfChBSZXZva2VLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJPChFSZXZva2VLZXlSZXNwb25zZRIQCghrZXlfaGFzaBgBIAEoCRIPCgdzaXRlX2lkGAIgASgJEhcKD2FscmVhZHlfcmV2b2tlZBgDIAEoCCpLCgdLZXlLaW5kEhgKFEtFWV9LSU5EX1VOU1BFQ0lGSUVEEAASEQoNS0VZX0tJTkRfU0lURRABEhMKD0tFWV9LSU5EX1NFQ1JFVBACMqECCgtBdXRoU2VydmljZRJZCg5SZXNvbHZlU2l0ZUtleRIiLmNybS5hdXRoLnYxLlJlc29sdmVTaXRlS2V5UmVxdWVzdBojLmNybS5hdXRoLnYxLlJlc29sdmVTaXRlS2V5UmVzcG9uc2USXwoQUmVzb2x2ZVNlY3JldEtleRIkLmNybS5hdXRoLnYxLlJlc29sdmVTZWNyZXRLZXlSZXF1ZXN0GiUuY3JtLmF1dGgudjEuUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlElYKDVJlc29sdmVPcmlnaW4SIS5jcm0uYXV0aC52MS5SZXNvbHZlT3JpZ2luUmVxdWVzdBoiLmNybS5hdXRoLnYxLlJlc29sdmVPcmlnaW5SZXNwb25zZTL2AQoQQXV0aEFkbWluU2VydmljZRJKCglMaXN0U2l0ZXMSHS5jcm0uYXV0aC52MS5MaXN0U2l0ZXNSZXF1ZXN0Gh4uY3JtLmF1dGgudjEuTGlzdFNpdGVzUmVzcG9uc2USSgoJQ3JlYXRlS2V5Eh0uY3JtLmF1dGgudjEuQ3JlYXRlS2V5UmVxdWVzdBoeLmNybS5hdXRoLnYxLkNyZWF0ZUtleVJlc3BvbnNlEkoKCVJldm9rZUtleRIdLmNybS5hdXRoLnYxLlJldm9rZUtleVJlcXVlc3QaHi5jcm0uYXV0aC52MS5SZXZva2VLZXlSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message crm.auth.v1.ResolveSiteKeyRequest
@@ -136,127 +136,6 @@ export const ResolveOriginResponseSchema: GenMessage<ResolveOriginResponse> = /*
   messageDesc(file_crm_auth_v1_auth, 5);
 
 /**
- * @generated from message crm.auth.v1.MigrateRequest
- */
-export type MigrateRequest = Message<"crm.auth.v1.MigrateRequest"> & {
-};
-
-/**
- * Describes the message crm.auth.v1.MigrateRequest.
- * Use `create(MigrateRequestSchema)` to create a new message.
- */
-export const MigrateRequestSchema: GenMessage<MigrateRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 6);
-
-/**
- * @generated from message crm.auth.v1.MigrateResponse
- */
-export type MigrateResponse = Message<"crm.auth.v1.MigrateResponse"> & {
-  /**
-   * @generated from field: repeated int32 applied_versions = 1;
-   */
-  appliedVersions: number[];
-
-  /**
-   * @generated from field: int32 current_version = 2;
-   */
-  currentVersion: number;
-};
-
-/**
- * Describes the message crm.auth.v1.MigrateResponse.
- * Use `create(MigrateResponseSchema)` to create a new message.
- */
-export const MigrateResponseSchema: GenMessage<MigrateResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 7);
-
-/**
- * @generated from message crm.auth.v1.ImportSiteRequest
- */
-export type ImportSiteRequest = Message<"crm.auth.v1.ImportSiteRequest"> & {
-  /**
-   * The whole site manifest as JSON; this service stores site, siteKeys and secretKeys.
-   *
-   * @generated from field: string manifest_json = 1;
-   */
-  manifestJson: string;
-
-  /**
-   * Validate against stored state without writing anything.
-   *
-   * @generated from field: bool dry_run = 2;
-   */
-  dryRun: boolean;
-};
-
-/**
- * Describes the message crm.auth.v1.ImportSiteRequest.
- * Use `create(ImportSiteRequestSchema)` to create a new message.
- */
-export const ImportSiteRequestSchema: GenMessage<ImportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 8);
-
-/**
- * @generated from message crm.auth.v1.ImportSiteResponse
- */
-export type ImportSiteResponse = Message<"crm.auth.v1.ImportSiteResponse"> & {
-  /**
-   * @generated from field: string site_id = 1;
-   */
-  siteId: string;
-
-  /**
-   * Counts of what changed, e.g. {"site":1,"siteKeys":2}; empty when nothing did.
-   *
-   * @generated from field: map<string, int32> changes = 2;
-   */
-  changes: { [key: string]: number };
-};
-
-/**
- * Describes the message crm.auth.v1.ImportSiteResponse.
- * Use `create(ImportSiteResponseSchema)` to create a new message.
- */
-export const ImportSiteResponseSchema: GenMessage<ImportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 9);
-
-/**
- * @generated from message crm.auth.v1.ExportSiteRequest
- */
-export type ExportSiteRequest = Message<"crm.auth.v1.ExportSiteRequest"> & {
-  /**
-   * @generated from field: string site_id = 1;
-   */
-  siteId: string;
-};
-
-/**
- * Describes the message crm.auth.v1.ExportSiteRequest.
- * Use `create(ExportSiteRequestSchema)` to create a new message.
- */
-export const ExportSiteRequestSchema: GenMessage<ExportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 10);
-
-/**
- * @generated from message crm.auth.v1.ExportSiteResponse
- */
-export type ExportSiteResponse = Message<"crm.auth.v1.ExportSiteResponse"> & {
-  /**
-   * JSON object with "site", "siteKeys" and "secretKeys" (hashes, never keys).
-   *
-   * @generated from field: string part_json = 1;
-   */
-  partJson: string;
-};
-
-/**
- * Describes the message crm.auth.v1.ExportSiteResponse.
- * Use `create(ExportSiteResponseSchema)` to create a new message.
- */
-export const ExportSiteResponseSchema: GenMessage<ExportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 11);
-
-/**
  * @generated from message crm.auth.v1.ListSitesRequest
  */
 export type ListSitesRequest = Message<"crm.auth.v1.ListSitesRequest"> & {
@@ -267,7 +146,7 @@ export type ListSitesRequest = Message<"crm.auth.v1.ListSitesRequest"> & {
  * Use `create(ListSitesRequestSchema)` to create a new message.
  */
 export const ListSitesRequestSchema: GenMessage<ListSitesRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 12);
+  messageDesc(file_crm_auth_v1_auth, 6);
 
 /**
  * @generated from message crm.auth.v1.ListSitesResponse
@@ -284,7 +163,7 @@ export type ListSitesResponse = Message<"crm.auth.v1.ListSitesResponse"> & {
  * Use `create(ListSitesResponseSchema)` to create a new message.
  */
 export const ListSitesResponseSchema: GenMessage<ListSitesResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 13);
+  messageDesc(file_crm_auth_v1_auth, 7);
 
 /**
  * @generated from message crm.auth.v1.CreateKeyRequest
@@ -306,7 +185,7 @@ export type CreateKeyRequest = Message<"crm.auth.v1.CreateKeyRequest"> & {
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 14);
+  messageDesc(file_crm_auth_v1_auth, 8);
 
 /**
  * @generated from message crm.auth.v1.CreateKeyResponse
@@ -330,7 +209,7 @@ export type CreateKeyResponse = Message<"crm.auth.v1.CreateKeyResponse"> & {
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 15);
+  messageDesc(file_crm_auth_v1_auth, 9);
 
 /**
  * @generated from message crm.auth.v1.RevokeKeyRequest
@@ -349,7 +228,7 @@ export type RevokeKeyRequest = Message<"crm.auth.v1.RevokeKeyRequest"> & {
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 16);
+  messageDesc(file_crm_auth_v1_auth, 10);
 
 /**
  * @generated from message crm.auth.v1.RevokeKeyResponse
@@ -376,7 +255,7 @@ export type RevokeKeyResponse = Message<"crm.auth.v1.RevokeKeyResponse"> & {
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 17);
+  messageDesc(file_crm_auth_v1_auth, 11);
 
 /**
  * @generated from enum crm.auth.v1.KeyKind
@@ -441,36 +320,14 @@ export const AuthService: GenService<{
   serviceDesc(file_crm_auth_v1_auth, 0);
 
 /**
- * AuthAdminService is the operator's side: migrations, the site part of the
- * manifest, keys. Guarded by ADMIN_TOKEN when it is set.
+ * AuthAdminService is auth-service's own side for the operator: sites and
+ * keys. (Migrations and the site part of the manifest are
+ * crm.admin.v1.SiteAdminService, which auth-service serves too.) Guarded by
+ * ADMIN_TOKEN when it is set.
  *
  * @generated from service crm.auth.v1.AuthAdminService
  */
 export const AuthAdminService: GenService<{
-  /**
-   * @generated from rpc crm.auth.v1.AuthAdminService.Migrate
-   */
-  migrate: {
-    methodKind: "unary";
-    input: typeof MigrateRequestSchema;
-    output: typeof MigrateResponseSchema;
-  },
-  /**
-   * @generated from rpc crm.auth.v1.AuthAdminService.ImportSite
-   */
-  importSite: {
-    methodKind: "unary";
-    input: typeof ImportSiteRequestSchema;
-    output: typeof ImportSiteResponseSchema;
-  },
-  /**
-   * @generated from rpc crm.auth.v1.AuthAdminService.ExportSite
-   */
-  exportSite: {
-    methodKind: "unary";
-    input: typeof ExportSiteRequestSchema;
-    output: typeof ExportSiteResponseSchema;
-  },
   /**
    * @generated from rpc crm.auth.v1.AuthAdminService.ListSites
    */

@@ -10,11 +10,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/common/v1/error.proto.
  */
 export const file_crm_common_v1_error: GenFile = /*@__PURE__*/
-  fileDesc("Chljcm0vY29tbW9uL3YxL2Vycm9yLnByb3RvEg1jcm0uY29tbW9uLnYxIjIKC0Vycm9yRGV0YWlsEg4KBnJlYXNvbhgBIAEoCRITCgtmaWVsZHNfanNvbhgCIAEoCWIGcHJvdG8z");
+  fileDesc("Chljcm0vY29tbW9uL3YxL2Vycm9yLnByb3RvEg1jcm0uY29tbW9uLnYxIroDCgtFcnJvckRldGFpbBIOCgZyZWFzb24YASABKAkSNAoNZmllbGRfcHJvYmxlbRgDIAEoCzIbLmNybS5jb21tb24udjEuRmllbGRQcm9ibGVtSAASOgoQbWFuaWZlc3RfcHJvYmxlbRgEIAEoCzIeLmNybS5jb21tb24udjEuTWFuaWZlc3RQcm9ibGVtSAASOgoQaW52YWxpZF9sYW5ndWFnZRgFIAEoCzIeLmNybS5jb21tb24udjEuSW52YWxpZExhbmd1YWdlSAASPAoRdW5rbm93bl9sYW5ndWFnZXMYBiABKAsyHy5jcm0uY29tbW9uLnYxLlVua25vd25MYW5ndWFnZXNIABIlCgVsaW1pdBgHIAEoCzIULmNybS5jb21tb24udjEuTGltaXRIABI0Cg11bmtub3duX2V2ZW50GAggASgLMhsuY3JtLmNvbW1vbi52MS5Vbmtub3duRXZlbnRIABI1Cg5zaXRlX25vdF9mb3VuZBgJIAEoCzIbLmNybS5jb21tb24udjEuU2l0ZU5vdEZvdW5kSABCCAoGZmllbGRzSgQIAhADUgtmaWVsZHNfanNvbiIuCgxGaWVsZFByb2JsZW0SDQoFZmllbGQYASABKAkSDwoHcHJvYmxlbRgCIAEoCSIwCg9NYW5pZmVzdFByb2JsZW0SDAoEcGF0aBgBIAEoCRIPCgdwcm9ibGVtGAIgASgJIh8KD0ludmFsaWRMYW5ndWFnZRIMCgRsYW5nGAEgASgJIkQKEFVua25vd25MYW5ndWFnZXMSDAoEbGFuZxgBIAEoCRIPCgd1bmtub3duGAIgAygJEhEKCWF2YWlsYWJsZRgDIAMoCSIUCgVMaW1pdBILCgNtYXgYASABKAUiHAoMVW5rbm93bkV2ZW50EgwKBG5hbWUYASABKAkiHwoMU2l0ZU5vdEZvdW5kEg8KB3NpdGVfaWQYASABKAliBnByb3RvMw");
 
 /**
- * ErrorDetail rides in the details of every Connect error a service returns.
- * The gateway alone turns it into an HTTP status and a JSON body.
+ * ErrorDetail rides in the details of every Connect error a service returns,
+ * and in the result of a refused ingest item. The gateway alone turns it into
+ * an HTTP status and a JSON body: {"message": reason, ...the fields of the
+ * case}, the fields in the order they are declared here.
  *
  * @generated from message crm.common.v1.ErrorDetail
  */
@@ -27,11 +29,68 @@ export type ErrorDetail = Message<"crm.common.v1.ErrorDetail"> & {
   reason: string;
 
   /**
-   * JSON object of the extra public body fields, e.g. {"lang":"fr","unknown":["fr"]}.
+   * The public fields that come with the reason; unset when it has none
+   * (invalid_key, page_not_found, invalid_event_name, ...).
    *
-   * @generated from field: string fields_json = 2;
+   * @generated from oneof crm.common.v1.ErrorDetail.fields
    */
-  fieldsJson: string;
+  fields: {
+    /**
+     * invalid_body, invalid_query: {"field", "problem"}.
+     *
+     * @generated from field: crm.common.v1.FieldProblem field_problem = 3;
+     */
+    value: FieldProblem;
+    case: "fieldProblem";
+  } | {
+    /**
+     * invalid_manifest: {"path", "problem"}.
+     *
+     * @generated from field: crm.common.v1.ManifestProblem manifest_problem = 4;
+     */
+    value: ManifestProblem;
+    case: "manifestProblem";
+  } | {
+    /**
+     * invalid_lang: {"lang"}.
+     *
+     * @generated from field: crm.common.v1.InvalidLanguage invalid_language = 5;
+     */
+    value: InvalidLanguage;
+    case: "invalidLanguage";
+  } | {
+    /**
+     * unknown_lang: {"lang", "unknown", "available"}.
+     *
+     * @generated from field: crm.common.v1.UnknownLanguages unknown_languages = 6;
+     */
+    value: UnknownLanguages;
+    case: "unknownLanguages";
+  } | {
+    /**
+     * too_many_langs, too_many_secret_keys: {"max"}.
+     *
+     * @generated from field: crm.common.v1.Limit limit = 7;
+     */
+    value: Limit;
+    case: "limit";
+  } | {
+    /**
+     * unknown_event: {"name"}.
+     *
+     * @generated from field: crm.common.v1.UnknownEvent unknown_event = 8;
+     */
+    value: UnknownEvent;
+    case: "unknownEvent";
+  } | {
+    /**
+     * site_not_found: {"siteId"}.
+     *
+     * @generated from field: crm.common.v1.SiteNotFound site_not_found = 9;
+     */
+    value: SiteNotFound;
+    case: "siteNotFound";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -40,4 +99,162 @@ export type ErrorDetail = Message<"crm.common.v1.ErrorDetail"> & {
  */
 export const ErrorDetailSchema: GenMessage<ErrorDetail> = /*@__PURE__*/
   messageDesc(file_crm_common_v1_error, 0);
+
+/**
+ * A body field at fault.
+ *
+ * @generated from message crm.common.v1.FieldProblem
+ */
+export type FieldProblem = Message<"crm.common.v1.FieldProblem"> & {
+  /**
+   * The field as the caller named it (an alias when the caller used one),
+   * optionally with a path after it, e.g. "filters[1]".
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * @generated from field: string problem = 2;
+   */
+  problem: string;
+};
+
+/**
+ * Describes the message crm.common.v1.FieldProblem.
+ * Use `create(FieldProblemSchema)` to create a new message.
+ */
+export const FieldProblemSchema: GenMessage<FieldProblem> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 1);
+
+/**
+ * The first fault of a site manifest.
+ *
+ * @generated from message crm.common.v1.ManifestProblem
+ */
+export type ManifestProblem = Message<"crm.common.v1.ManifestProblem"> & {
+  /**
+   * JSON path of the fault, e.g. "$.posts[0].slug".
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string problem = 2;
+   */
+  problem: string;
+};
+
+/**
+ * Describes the message crm.common.v1.ManifestProblem.
+ * Use `create(ManifestProblemSchema)` to create a new message.
+ */
+export const ManifestProblemSchema: GenMessage<ManifestProblem> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 2);
+
+/**
+ * @generated from message crm.common.v1.InvalidLanguage
+ */
+export type InvalidLanguage = Message<"crm.common.v1.InvalidLanguage"> & {
+  /**
+   * The malformed code, echoed.
+   *
+   * @generated from field: string lang = 1;
+   */
+  lang: string;
+};
+
+/**
+ * Describes the message crm.common.v1.InvalidLanguage.
+ * Use `create(InvalidLanguageSchema)` to create a new message.
+ */
+export const InvalidLanguageSchema: GenMessage<InvalidLanguage> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 3);
+
+/**
+ * @generated from message crm.common.v1.UnknownLanguages
+ */
+export type UnknownLanguages = Message<"crm.common.v1.UnknownLanguages"> & {
+  /**
+   * The lang parameter as requested, comma-joined.
+   *
+   * @generated from field: string lang = 1;
+   */
+  lang: string;
+
+  /**
+   * Requested codes that are not active languages of the site.
+   *
+   * @generated from field: repeated string unknown = 2;
+   */
+  unknown: string[];
+
+  /**
+   * The site's active languages, in CRM order.
+   *
+   * @generated from field: repeated string available = 3;
+   */
+  available: string[];
+};
+
+/**
+ * Describes the message crm.common.v1.UnknownLanguages.
+ * Use `create(UnknownLanguagesSchema)` to create a new message.
+ */
+export const UnknownLanguagesSchema: GenMessage<UnknownLanguages> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 4);
+
+/**
+ * @generated from message crm.common.v1.Limit
+ */
+export type Limit = Message<"crm.common.v1.Limit"> & {
+  /**
+   * @generated from field: int32 max = 1;
+   */
+  max: number;
+};
+
+/**
+ * Describes the message crm.common.v1.Limit.
+ * Use `create(LimitSchema)` to create a new message.
+ */
+export const LimitSchema: GenMessage<Limit> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 5);
+
+/**
+ * @generated from message crm.common.v1.UnknownEvent
+ */
+export type UnknownEvent = Message<"crm.common.v1.UnknownEvent"> & {
+  /**
+   * The event name sent, echoed.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message crm.common.v1.UnknownEvent.
+ * Use `create(UnknownEventSchema)` to create a new message.
+ */
+export const UnknownEventSchema: GenMessage<UnknownEvent> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 6);
+
+/**
+ * @generated from message crm.common.v1.SiteNotFound
+ */
+export type SiteNotFound = Message<"crm.common.v1.SiteNotFound"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+};
+
+/**
+ * Describes the message crm.common.v1.SiteNotFound.
+ * Use `create(SiteNotFoundSchema)` to create a new message.
+ */
+export const SiteNotFoundSchema: GenMessage<SiteNotFound> = /*@__PURE__*/
+  messageDesc(file_crm_common_v1_error, 7);
 

@@ -10,10 +10,12 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/content/v1/content.proto.
  */
 export const file_crm_content_v1_content: GenFile = /*@__PURE__*/
-  fileDesc("Chxjcm0vY29udGVudC92MS9jb250ZW50LnByb3RvEg5jcm0uY29udGVudC52MSJCCgxSZW5kZXJlZEJvZHkSDAoEanNvbhgBIAEoDBIMCgRldGFnGAIgASgJEhYKDmZyZXNoX3VudGlsX21zGAMgASgDIh8KDUxhbmd1YWdlUXVlcnkSDgoGdmFsdWVzGAEgAygJInwKDkdldFBhZ2VSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQFCCAoGX2VtcHR5Ij0KD0dldFBhZ2VSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5In8KEUdldFNlY3Rpb25SZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQFCCAoGX2VtcHR5IkAKEkdldFNlY3Rpb25SZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IoEBCg9HZXRCbG9ja1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIOCgZtYXJrZXIYAiABKAkSFAoHc2VjdGlvbhgDIAEoCUgAiAEBEisKBGxhbmcYBCABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5QgoKCF9zZWN0aW9uIj4KEEdldEJsb2NrUmVzcG9uc2USKgoEYm9keRgBIAEoCzIcLmNybS5jb250ZW50LnYxLlJlbmRlcmVkQm9keSLOAQoQTGlzdFBvc3RzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEisKBGxhbmcYAiABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWxpbWl0GAMgASgJSACIAQESEwoGb2Zmc2V0GAQgASgJSAGIAQESEQoEcGFnZRgFIAEoCUgCiAEBEhUKCHBlcl9wYWdlGAYgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlIj8KEUxpc3RQb3N0c1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiXAoOR2V0UG9zdFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIMCgRzbHVnGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5Ij0KD0dldFBvc3RSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IicKFExpc3RMYW5ndWFnZXNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiQwoVTGlzdExhbmd1YWdlc1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiEAoOTWlncmF0ZVJlcXVlc3QiRAoPTWlncmF0ZVJlc3BvbnNlEhgKEGFwcGxpZWRfdmVyc2lvbnMYASADKAUSFwoPY3VycmVudF92ZXJzaW9uGAIgASgFIjsKEUltcG9ydFNpdGVSZXF1ZXN0EhUKDW1hbmlmZXN0X2pzb24YASABKAkSDwoHZHJ5X3J1bhgCIAEoCCKXAQoSSW1wb3J0U2l0ZVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSQAoHY2hhbmdlcxgCIAMoCzIvLmNybS5jb250ZW50LnYxLkltcG9ydFNpdGVSZXNwb25zZS5DaGFuZ2VzRW50cnkaLgoMQ2hhbmdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiJAoRRXhwb3J0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSInChJFeHBvcnRTaXRlUmVzcG9uc2USEQoJcGFydF9qc29uGAEgASgJMvwDCg5Db250ZW50U2VydmljZRJKCgdHZXRQYWdlEh4uY3JtLmNvbnRlbnQudjEuR2V0UGFnZVJlcXVlc3QaHy5jcm0uY29udGVudC52MS5HZXRQYWdlUmVzcG9uc2USUwoKR2V0U2VjdGlvbhIhLmNybS5jb250ZW50LnYxLkdldFNlY3Rpb25SZXF1ZXN0GiIuY3JtLmNvbnRlbnQudjEuR2V0U2VjdGlvblJlc3BvbnNlEk0KCEdldEJsb2NrEh8uY3JtLmNvbnRlbnQudjEuR2V0QmxvY2tSZXF1ZXN0GiAuY3JtLmNvbnRlbnQudjEuR2V0QmxvY2tSZXNwb25zZRJQCglMaXN0UG9zdHMSIC5jcm0uY29udGVudC52MS5MaXN0UG9zdHNSZXF1ZXN0GiEuY3JtLmNvbnRlbnQudjEuTGlzdFBvc3RzUmVzcG9uc2USSgoHR2V0UG9zdBIeLmNybS5jb250ZW50LnYxLkdldFBvc3RSZXF1ZXN0Gh8uY3JtLmNvbnRlbnQudjEuR2V0UG9zdFJlc3BvbnNlElwKDUxpc3RMYW5ndWFnZXMSJC5jcm0uY29udGVudC52MS5MaXN0TGFuZ3VhZ2VzUmVxdWVzdBolLmNybS5jb250ZW50LnYxLkxpc3RMYW5ndWFnZXNSZXNwb25zZTKLAgoTQ29udGVudEFkbWluU2VydmljZRJKCgdNaWdyYXRlEh4uY3JtLmNvbnRlbnQudjEuTWlncmF0ZVJlcXVlc3QaHy5jcm0uY29udGVudC52MS5NaWdyYXRlUmVzcG9uc2USUwoKSW1wb3J0U2l0ZRIhLmNybS5jb250ZW50LnYxLkltcG9ydFNpdGVSZXF1ZXN0GiIuY3JtLmNvbnRlbnQudjEuSW1wb3J0U2l0ZVJlc3BvbnNlElMKCkV4cG9ydFNpdGUSIS5jcm0uY29udGVudC52MS5FeHBvcnRTaXRlUmVxdWVzdBoiLmNybS5jb250ZW50LnYxLkV4cG9ydFNpdGVSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("Chxjcm0vY29udGVudC92MS9jb250ZW50LnByb3RvEg5jcm0uY29udGVudC52MSJCCgxSZW5kZXJlZEJvZHkSDAoEanNvbhgBIAEoDBIMCgRldGFnGAIgASgJEhYKDmZyZXNoX3VudGlsX21zGAMgASgDIh8KDUxhbmd1YWdlUXVlcnkSDgoGdmFsdWVzGAEgAygJInwKDkdldFBhZ2VSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQFCCAoGX2VtcHR5Ij0KD0dldFBhZ2VSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5In8KEUdldFNlY3Rpb25SZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQFCCAoGX2VtcHR5IkAKEkdldFNlY3Rpb25SZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IoEBCg9HZXRCbG9ja1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIOCgZtYXJrZXIYAiABKAkSFAoHc2VjdGlvbhgDIAEoCUgAiAEBEisKBGxhbmcYBCABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5QgoKCF9zZWN0aW9uIj4KEEdldEJsb2NrUmVzcG9uc2USKgoEYm9keRgBIAEoCzIcLmNybS5jb250ZW50LnYxLlJlbmRlcmVkQm9keSLOAQoQTGlzdFBvc3RzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEisKBGxhbmcYAiABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWxpbWl0GAMgASgJSACIAQESEwoGb2Zmc2V0GAQgASgJSAGIAQESEQoEcGFnZRgFIAEoCUgCiAEBEhUKCHBlcl9wYWdlGAYgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlIj8KEUxpc3RQb3N0c1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiXAoOR2V0UG9zdFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIMCgRzbHVnGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5Ij0KD0dldFBvc3RSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IicKFExpc3RMYW5ndWFnZXNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiQwoVTGlzdExhbmd1YWdlc1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHky/AMKDkNvbnRlbnRTZXJ2aWNlEkoKB0dldFBhZ2USHi5jcm0uY29udGVudC52MS5HZXRQYWdlUmVxdWVzdBofLmNybS5jb250ZW50LnYxLkdldFBhZ2VSZXNwb25zZRJTCgpHZXRTZWN0aW9uEiEuY3JtLmNvbnRlbnQudjEuR2V0U2VjdGlvblJlcXVlc3QaIi5jcm0uY29udGVudC52MS5HZXRTZWN0aW9uUmVzcG9uc2USTQoIR2V0QmxvY2sSHy5jcm0uY29udGVudC52MS5HZXRCbG9ja1JlcXVlc3QaIC5jcm0uY29udGVudC52MS5HZXRCbG9ja1Jlc3BvbnNlElAKCUxpc3RQb3N0cxIgLmNybS5jb250ZW50LnYxLkxpc3RQb3N0c1JlcXVlc3QaIS5jcm0uY29udGVudC52MS5MaXN0UG9zdHNSZXNwb25zZRJKCgdHZXRQb3N0Eh4uY3JtLmNvbnRlbnQudjEuR2V0UG9zdFJlcXVlc3QaHy5jcm0uY29udGVudC52MS5HZXRQb3N0UmVzcG9uc2USXAoNTGlzdExhbmd1YWdlcxIkLmNybS5jb250ZW50LnYxLkxpc3RMYW5ndWFnZXNSZXF1ZXN0GiUuY3JtLmNvbnRlbnQudjEuTGlzdExhbmd1YWdlc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
- * RenderedBody is one public JSON answer.
+ * RenderedBody is one public JSON answer. It stays bytes: the gateway sends
+ * it as the HTTP body untouched (and caches it, with its ETag) without
+ * reading inside it.
  *
  * @generated from message crm.content.v1.RenderedBody
  */
@@ -357,130 +359,14 @@ export const ListLanguagesResponseSchema: GenMessage<ListLanguagesResponse> = /*
   messageDesc(file_crm_content_v1_content, 13);
 
 /**
- * @generated from message crm.content.v1.MigrateRequest
- */
-export type MigrateRequest = Message<"crm.content.v1.MigrateRequest"> & {
-};
-
-/**
- * Describes the message crm.content.v1.MigrateRequest.
- * Use `create(MigrateRequestSchema)` to create a new message.
- */
-export const MigrateRequestSchema: GenMessage<MigrateRequest> = /*@__PURE__*/
-  messageDesc(file_crm_content_v1_content, 14);
-
-/**
- * @generated from message crm.content.v1.MigrateResponse
- */
-export type MigrateResponse = Message<"crm.content.v1.MigrateResponse"> & {
-  /**
-   * @generated from field: repeated int32 applied_versions = 1;
-   */
-  appliedVersions: number[];
-
-  /**
-   * @generated from field: int32 current_version = 2;
-   */
-  currentVersion: number;
-};
-
-/**
- * Describes the message crm.content.v1.MigrateResponse.
- * Use `create(MigrateResponseSchema)` to create a new message.
- */
-export const MigrateResponseSchema: GenMessage<MigrateResponse> = /*@__PURE__*/
-  messageDesc(file_crm_content_v1_content, 15);
-
-/**
- * @generated from message crm.content.v1.ImportSiteRequest
- */
-export type ImportSiteRequest = Message<"crm.content.v1.ImportSiteRequest"> & {
-  /**
-   * The whole site manifest as JSON; this service stores languages, blog,
-   * pages, sections and posts.
-   *
-   * @generated from field: string manifest_json = 1;
-   */
-  manifestJson: string;
-
-  /**
-   * @generated from field: bool dry_run = 2;
-   */
-  dryRun: boolean;
-};
-
-/**
- * Describes the message crm.content.v1.ImportSiteRequest.
- * Use `create(ImportSiteRequestSchema)` to create a new message.
- */
-export const ImportSiteRequestSchema: GenMessage<ImportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_content_v1_content, 16);
-
-/**
- * @generated from message crm.content.v1.ImportSiteResponse
- */
-export type ImportSiteResponse = Message<"crm.content.v1.ImportSiteResponse"> & {
-  /**
-   * @generated from field: string site_id = 1;
-   */
-  siteId: string;
-
-  /**
-   * @generated from field: map<string, int32> changes = 2;
-   */
-  changes: { [key: string]: number };
-};
-
-/**
- * Describes the message crm.content.v1.ImportSiteResponse.
- * Use `create(ImportSiteResponseSchema)` to create a new message.
- */
-export const ImportSiteResponseSchema: GenMessage<ImportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_content_v1_content, 17);
-
-/**
- * @generated from message crm.content.v1.ExportSiteRequest
- */
-export type ExportSiteRequest = Message<"crm.content.v1.ExportSiteRequest"> & {
-  /**
-   * @generated from field: string site_id = 1;
-   */
-  siteId: string;
-};
-
-/**
- * Describes the message crm.content.v1.ExportSiteRequest.
- * Use `create(ExportSiteRequestSchema)` to create a new message.
- */
-export const ExportSiteRequestSchema: GenMessage<ExportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_content_v1_content, 18);
-
-/**
- * @generated from message crm.content.v1.ExportSiteResponse
- */
-export type ExportSiteResponse = Message<"crm.content.v1.ExportSiteResponse"> & {
-  /**
-   * JSON object with "languages", "blog", "pages", "sections" and "posts".
-   *
-   * @generated from field: string part_json = 1;
-   */
-  partJson: string;
-};
-
-/**
- * Describes the message crm.content.v1.ExportSiteResponse.
- * Use `create(ExportSiteResponseSchema)` to create a new message.
- */
-export const ExportSiteResponseSchema: GenMessage<ExportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_content_v1_content, 19);
-
-/**
  * ContentService answers the read-only content API for one site. Every answer
  * is the public JSON body already shaped (maps keep the site's language order,
  * which protobuf maps cannot), with its strong ETag and how long it may be
  * cached. Errors carry the public reason: invalid_marker, invalid_lang,
  * unknown_lang, too_many_langs, page_not_found, section_not_found,
- * block_not_found, post_not_found.
+ * block_not_found, post_not_found. (Migrations and the content part of the
+ * manifest are crm.admin.v1.SiteAdminService, which content-service serves
+ * too; it has no admin service of its own.)
  *
  * @generated from service crm.content.v1.ContentService
  */
@@ -535,37 +421,4 @@ export const ContentService: GenService<{
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_content_v1_content, 0);
-
-/**
- * ContentAdminService is the operator's side. Guarded by ADMIN_TOKEN when set.
- *
- * @generated from service crm.content.v1.ContentAdminService
- */
-export const ContentAdminService: GenService<{
-  /**
-   * @generated from rpc crm.content.v1.ContentAdminService.Migrate
-   */
-  migrate: {
-    methodKind: "unary";
-    input: typeof MigrateRequestSchema;
-    output: typeof MigrateResponseSchema;
-  },
-  /**
-   * @generated from rpc crm.content.v1.ContentAdminService.ImportSite
-   */
-  importSite: {
-    methodKind: "unary";
-    input: typeof ImportSiteRequestSchema;
-    output: typeof ImportSiteResponseSchema;
-  },
-  /**
-   * @generated from rpc crm.content.v1.ContentAdminService.ExportSite
-   */
-  exportSite: {
-    methodKind: "unary";
-    input: typeof ExportSiteRequestSchema;
-    output: typeof ExportSiteResponseSchema;
-  },
-}> = /*@__PURE__*/
-  serviceDesc(file_crm_content_v1_content, 1);
 

@@ -6,23 +6,20 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ErrorDetail } from "../../common/v1/error_pb.ts";
 import { file_crm_common_v1_error } from "../../common/v1/error_pb.ts";
+import type { NullValue, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file crm/ingest/v1/ingest.proto.
  */
 export const file_crm_ingest_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSK9AQoKSW5nZXN0SXRlbRIlCgRraW5kGAEgASgOMhcuY3JtLmluZ2VzdC52MS5JdGVtS2luZBIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEhEKCWJvZHlfanNvbhgHIAEoCSI5Cg1Jbmdlc3RSZXF1ZXN0EigKBWl0ZW1zGAEgAygLMhkuY3JtLmluZ2VzdC52MS5Jbmdlc3RJdGVtInoKCkl0ZW1SZXN1bHQSJwoHb3V0Y29tZRgBIAEoDjIWLmNybS5pbmdlc3QudjEuT3V0Y29tZRIMCgRjb2RlGAIgASgFEikKBWVycm9yGAMgASgLMhouY3JtLmNvbW1vbi52MS5FcnJvckRldGFpbBIKCgJpZBgEIAEoCSI8Cg5Jbmdlc3RSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuY3JtLmluZ2VzdC52MS5JdGVtUmVzdWx0IhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSI7ChFJbXBvcnRTaXRlUmVxdWVzdBIVCg1tYW5pZmVzdF9qc29uGAEgASgJEg8KB2RyeV9ydW4YAiABKAgilgEKEkltcG9ydFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEj8KB2NoYW5nZXMYAiADKAsyLi5jcm0uaW5nZXN0LnYxLkltcG9ydFNpdGVSZXNwb25zZS5DaGFuZ2VzRW50cnkaLgoMQ2hhbmdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiJAoRRXhwb3J0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSInChJFeHBvcnRTaXRlUmVzcG9uc2USEQoJcGFydF9qc29uGAEgASgJIm0KE0V4cG9ydEV2ZW50c1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIVCghzaW5jZV9tcxgCIAEoA0gAiAEBEg4KBmN1cnNvchgDIAEoCRIRCglwYWdlX3NpemUYBCABKAVCCwoJX3NpbmNlX21zIj4KFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCSJwChZFeHBvcnRQYWdlVmlld3NSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyJBChdFeHBvcnRQYWdlVmlld3NSZXNwb25zZRIRCglyb3dzX2pzb24YASADKAkSEwoLbmV4dF9jdXJzb3IYAiABKAkibAoSRXhwb3J0TGVhZHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyI9ChNFeHBvcnRMZWFkc1Jlc3BvbnNlEhEKCXJvd3NfanNvbhgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCSJKChREZWxldGVWaXNpdG9yUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhIKCnZpc2l0b3JfaWQYAiABKAkSDQoFbGVhZHMYAyABKAgiiwEKFURlbGV0ZVZpc2l0b3JSZXNwb25zZRJCCgdkZWxldGVkGAEgAygLMjEuY3JtLmluZ2VzdC52MS5EZWxldGVWaXNpdG9yUmVzcG9uc2UuRGVsZXRlZEVudHJ5Gi4KDERlbGV0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkUKE1J1blJldGVudGlvblJlcXVlc3QSGwoOcmV0ZW50aW9uX2RheXMYASABKAVIAIgBAUIRCg9fcmV0ZW50aW9uX2RheXMi8QEKFFJ1blJldGVudGlvblJlc3BvbnNlEhYKDnJldGVudGlvbl9kYXlzGAEgASgFEhEKCWN1dG9mZl9tcxgCIAEoAxIaChJkcm9wcGVkX3BhcnRpdGlvbnMYAyADKAkSSgoMZGVsZXRlZF9yb3dzGAQgAygLMjQuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXNwb25zZS5EZWxldGVkUm93c0VudHJ5EhIKCmVsYXBzZWRfbXMYBSABKAMaMgoQRGVsZXRlZFJvd3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBKmcKCEl0ZW1LaW5kEhkKFUlURU1fS0lORF9VTlNQRUNJRklFRBAAEhcKE0lURU1fS0lORF9QQUdFX1ZJRVcQARITCg9JVEVNX0tJTkRfRVZFTlQQAhISCg5JVEVNX0tJTkRfTEVBRBADKkcKBlNvdXJjZRIWChJTT1VSQ0VfVU5TUEVDSUZJRUQQABISCg5TT1VSQ0VfQlJPV1NFUhABEhEKDVNPVVJDRV9TRVJWRVIQAip3CgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABISCg5PVVRDT01FX1NUT1JFRBABEhUKEU9VVENPTUVfRFVQTElDQVRFEAISEwoPT1VUQ09NRV9EUk9QUEVEEAMSEwoPT1VUQ09NRV9SRUZVU0VEEAQyVgoNSW5nZXN0U2VydmljZRJFCgZJbmdlc3QSHC5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlcXVlc3QaHS5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlc3BvbnNlMsoFChJJbmdlc3RBZG1pblNlcnZpY2USSAoHTWlncmF0ZRIdLmNybS5pbmdlc3QudjEuTWlncmF0ZVJlcXVlc3QaHi5jcm0uaW5nZXN0LnYxLk1pZ3JhdGVSZXNwb25zZRJRCgpJbXBvcnRTaXRlEiAuY3JtLmluZ2VzdC52MS5JbXBvcnRTaXRlUmVxdWVzdBohLmNybS5pbmdlc3QudjEuSW1wb3J0U2l0ZVJlc3BvbnNlElEKCkV4cG9ydFNpdGUSIC5jcm0uaW5nZXN0LnYxLkV4cG9ydFNpdGVSZXF1ZXN0GiEuY3JtLmluZ2VzdC52MS5FeHBvcnRTaXRlUmVzcG9uc2USVwoMRXhwb3J0RXZlbnRzEiIuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZRJgCg9FeHBvcnRQYWdlVmlld3MSJS5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1JlcXVlc3QaJi5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1Jlc3BvbnNlElQKC0V4cG9ydExlYWRzEiEuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1JlcXVlc3QaIi5jcm0uaW5nZXN0LnYxLkV4cG9ydExlYWRzUmVzcG9uc2USWgoNRGVsZXRlVmlzaXRvchIjLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlcXVlc3QaJC5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXNwb25zZRJXCgxSdW5SZXRlbnRpb24SIi5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlc3BvbnNlYgZwcm90bzM", [file_crm_common_v1_error]);
+  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSKiAgoKSW5nZXN0SXRlbRIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEiwKCXBhZ2VfdmlldxgIIAEoCzIXLmNybS5pbmdlc3QudjEuUGFnZVZpZXdIABIlCgVldmVudBgJIAEoCzIULmNybS5pbmdlc3QudjEuRXZlbnRIABIjCgRsZWFkGAogASgLMhMuY3JtLmluZ2VzdC52MS5MZWFkSABCBgoEYm9keUoECAEQAkoECAcQCFIEa2luZFIJYm9keV9qc29uIlsKCVRleHRGaWVsZBILCgNrZXkYASABKAkSDgoEdGV4dBgCIAEoCUgAEigKBW90aGVyGAMgASgOMhcuY3JtLmluZ2VzdC52MS5Kc29uVHlwZUgAQgcKBXZhbHVlIl8KC051bWJlckZpZWxkEgsKA2tleRgBIAEoCRIQCgZudW1iZXIYAiABKAFIABIoCgVvdGhlchgDIAEoDjIXLmNybS5pbmdlc3QudjEuSnNvblR5cGVIAEIHCgV2YWx1ZSJ4CgtPYmplY3RGaWVsZBILCgNrZXkYASABKAkSKQoHbWVtYmVycxgCIAEoCzIWLmNybS5pbmdlc3QudjEuTWVtYmVyc0gAEigKBW90aGVyGAMgASgOMhcuY3JtLmluZ2VzdC52MS5Kc29uVHlwZUgAQgcKBXZhbHVlIjEKB01lbWJlcnMSJgoHbWVtYmVycxgBIAMoCzIVLmNybS5pbmdlc3QudjEuTWVtYmVyIj4KBk1lbWJlchILCgNrZXkYASABKAkSJwoFdmFsdWUYAiABKAsyGC5jcm0uaW5nZXN0LnYxLkpzb25WYWx1ZSKgAQoJSnNvblZhbHVlEjAKCm51bGxfdmFsdWUYASABKA4yGi5nb29nbGUucHJvdG9idWYuTnVsbFZhbHVlSAASFAoKYm9vbF92YWx1ZRgCIAEoCEgAEhYKDG51bWJlcl92YWx1ZRgDIAEoAUgAEhYKDHN0cmluZ192YWx1ZRgEIAEoCUgAEhMKCWpzb25fdGV4dBgFIAEoCUgAQgYKBGtpbmQi/gQKCFBhZ2VWaWV3EhAKA3VybBgBIAEoCUgAiAEBEhcKCnZpc2l0b3JfaWQYAiABKAlIAYgBARIXCgpzZXNzaW9uX2lkGAMgASgJSAKIAQESEgoFdGl0bGUYBCABKAlIA4gBARIVCghyZWZlcnJlchgFIAEoCUgEiAEBEhkKDHNjcmVlbl93aWR0aBgGIAEoAUgFiAEBEhoKDXNjcmVlbl9oZWlnaHQYByABKAFIBogBARIbCg52aWV3cG9ydF93aWR0aBgIIAEoAUgHiAEBEhwKD3ZpZXdwb3J0X2hlaWdodBgJIAEoAUgIiAEBEhgKC3BpeGVsX3JhdGlvGAogASgBSAmIAQESFQoIbGFuZ3VhZ2UYCyABKAlICogBARIWCgl0aW1lX3pvbmUYDCABKAlIC4gBARI6CgphZF9jb29raWVzGA0gAygLMiYuY3JtLmluZ2VzdC52MS5QYWdlVmlldy5BZENvb2tpZXNFbnRyeRIYCgtsYW5kaW5nX3VybBgOIAEoCUgMiAEBGjAKDkFkQ29va2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBgoEX3VybEINCgtfdmlzaXRvcl9pZEINCgtfc2Vzc2lvbl9pZEIICgZfdGl0bGVCCwoJX3JlZmVycmVyQg8KDV9zY3JlZW5fd2lkdGhCEAoOX3NjcmVlbl9oZWlnaHRCEQoPX3ZpZXdwb3J0X3dpZHRoQhIKEF92aWV3cG9ydF9oZWlnaHRCDgoMX3BpeGVsX3JhdGlvQgsKCV9sYW5ndWFnZUIMCgpfdGltZV96b25lQg4KDF9sYW5kaW5nX3VybCLhAgoFRXZlbnQSJgoEbmFtZRgBIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEioKCGV2ZW50X2lkGAIgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSLAoKdmlzaXRvcl9pZBgDIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiwKCnNlc3Npb25faWQYBCABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBIqCgZwYXJhbXMYBSABKAsyGi5jcm0uaW5nZXN0LnYxLk9iamVjdEZpZWxkEikKBXZhbHVlGAYgASgLMhouY3JtLmluZ2VzdC52MS5OdW1iZXJGaWVsZBIqCghjdXJyZW5jeRgHIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiUKA3VybBgIIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkIq0DCgRMZWFkEikKB2xlYWRfaWQYASABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBImCgRmb3JtGAIgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSJgoEbmFtZRgDIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEicKBWVtYWlsGAQgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSJwoFcGhvbmUYBSABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBIpCgdtZXNzYWdlGAYgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSKgoGZmllbGRzGAcgASgLMhouY3JtLmluZ2VzdC52MS5PYmplY3RGaWVsZBIsCgp2aXNpdG9yX2lkGAggASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSLAoKc2Vzc2lvbl9pZBgJIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiUKA3VybBgKIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkIjkKDUluZ2VzdFJlcXVlc3QSKAoFaXRlbXMYASADKAsyGS5jcm0uaW5nZXN0LnYxLkluZ2VzdEl0ZW0iegoKSXRlbVJlc3VsdBInCgdvdXRjb21lGAEgASgOMhYuY3JtLmluZ2VzdC52MS5PdXRjb21lEgwKBGNvZGUYAiABKAUSKQoFZXJyb3IYAyABKAsyGi5jcm0uY29tbW9uLnYxLkVycm9yRGV0YWlsEgoKAmlkGAQgASgJIjwKDkluZ2VzdFJlc3BvbnNlEioKB3Jlc3VsdHMYASADKAsyGS5jcm0uaW5nZXN0LnYxLkl0ZW1SZXN1bHQibQoTRXhwb3J0RXZlbnRzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQESDgoGY3Vyc29yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBUILCglfc2luY2VfbXMiUgoURXhwb3J0RXZlbnRzUmVzcG9uc2USJQoEcm93cxgBIAMoCzIXLmNybS5pbmdlc3QudjEuRXZlbnRSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkicAoWRXhwb3J0UGFnZVZpZXdzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQESDgoGY3Vyc29yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBUILCglfc2luY2VfbXMiWAoXRXhwb3J0UGFnZVZpZXdzUmVzcG9uc2USKAoEcm93cxgBIAMoCzIaLmNybS5pbmdlc3QudjEuUGFnZVZpZXdSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkibAoSRXhwb3J0TGVhZHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyJQChNFeHBvcnRMZWFkc1Jlc3BvbnNlEiQKBHJvd3MYASADKAsyFi5jcm0uaW5nZXN0LnYxLkxlYWRSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkiWwoLU3RvcmVkVmFsdWUSFgoMc3RyaW5nX3ZhbHVlGAEgASgJSAASFgoMbnVtYmVyX3ZhbHVlGAIgASgBSAASFAoKYm9vbF92YWx1ZRgDIAEoCEgAQgYKBGtpbmQiRgoMU3RvcmVkTWVtYmVyEgsKA2tleRgBIAEoCRIpCgV2YWx1ZRgCIAEoCzIaLmNybS5pbmdlc3QudjEuU3RvcmVkVmFsdWUimwIKC0F0dHJpYnV0aW9uEhQKB2NoYW5uZWwYASABKAlIAIgBARIXCgp1dG1fc291cmNlGAIgASgJSAGIAQESFwoKdXRtX21lZGl1bRgDIAEoCUgCiAEBEhkKDHV0bV9jYW1wYWlnbhgEIAEoCUgDiAEBEhUKCHV0bV90ZXJtGAUgASgJSASIAQESGAoLdXRtX2NvbnRlbnQYBiABKAlIBYgBARIUCgdhZF9saW5rGAcgASgJSAaIAQFCCgoIX2NoYW5uZWxCDQoLX3V0bV9zb3VyY2VCDQoLX3V0bV9tZWRpdW1CDwoNX3V0bV9jYW1wYWlnbkILCglfdXRtX3Rlcm1CDgoMX3V0bV9jb250ZW50QgoKCF9hZF9saW5rIp4DCghFdmVudFJvdxIMCgRuYW1lGAEgASgJEhUKCGV2ZW50X2lkGAIgASgJSACIAQESFwoKdmlzaXRvcl9pZBgDIAEoCUgBiAEBEhcKCnNlc3Npb25faWQYBCABKAlIAogBARIQCgN1cmwYBSABKAlIA4gBARIrCgZwYXJhbXMYBiADKAsyGy5jcm0uaW5nZXN0LnYxLlN0b3JlZE1lbWJlchISCgV2YWx1ZRgHIAEoA0gEiAEBEhUKCGN1cnJlbmN5GAggASgJSAWIAQESJQoGc291cmNlGAkgASgOMhUuY3JtLmluZ2VzdC52MS5Tb3VyY2USLwoLYXR0cmlidXRpb24YCiABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEi8KC3JlY2VpdmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEILCglfZXZlbnRfaWRCDQoLX3Zpc2l0b3JfaWRCDQoLX3Nlc3Npb25faWRCBgoEX3VybEIICgZfdmFsdWVCCwoJX2N1cnJlbmN5IvAGCgtQYWdlVmlld1JvdxIXCgp2aXNpdG9yX2lkGAEgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgCIAEoCUgBiAEBEgsKA3VybBgDIAEoCRISCgV0aXRsZRgEIAEoCUgCiAEBEhUKCHJlZmVycmVyGAUgASgJSAOIAQESLwoLYXR0cmlidXRpb24YBiABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEjsKCWNsaWNrX2lkcxgHIAMoCzIoLmNybS5pbmdlc3QudjEuUGFnZVZpZXdSb3cuQ2xpY2tJZHNFbnRyeRI9CgphZF9jb29raWVzGAggAygLMikuY3JtLmluZ2VzdC52MS5QYWdlVmlld1Jvdy5BZENvb2tpZXNFbnRyeRITCgZzY3JlZW4YCSABKAlIBIgBARIVCgh2aWV3cG9ydBgKIAEoCUgFiAEBEhgKC3BpeGVsX3JhdGlvGAsgASgBSAaIAQESFQoIbGFuZ3VhZ2UYDCABKAlIB4gBARIWCgl0aW1lX3pvbmUYDSABKAlICIgBARIUCgdjb3VudHJ5GA4gASgJSAmIAQESEwoGZGV2aWNlGA8gASgJSAqIAQESFAoHYnJvd3NlchgQIAEoCUgLiAEBEg8KAm9zGBEgASgJSAyIAQESGAoLbmV3X3Zpc2l0b3IYEiABKAhIDYgBARILCgNib3QYEyABKAgSDwoCaXAYFCABKAlIDogBARIvCgtyZWNlaXZlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNQ2xpY2tJZHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkFkQ29va2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX3Zpc2l0b3JfaWRCDQoLX3Nlc3Npb25faWRCCAoGX3RpdGxlQgsKCV9yZWZlcnJlckIJCgdfc2NyZWVuQgsKCV92aWV3cG9ydEIOCgxfcGl4ZWxfcmF0aW9CCwoJX2xhbmd1YWdlQgwKCl90aW1lX3pvbmVCCgoIX2NvdW50cnlCCQoHX2RldmljZUIKCghfYnJvd3NlckIFCgNfb3NCDgoMX25ld192aXNpdG9yQgUKA19pcCLtAwoHTGVhZFJvdxIKCgJpZBgBIAEoCRIUCgdsZWFkX2lkGAIgASgJSACIAQESJQoGc291cmNlGAMgASgOMhUuY3JtLmluZ2VzdC52MS5Tb3VyY2USEQoEZm9ybRgEIAEoCUgBiAEBEhEKBG5hbWUYBSABKAlIAogBARISCgVlbWFpbBgGIAEoCUgDiAEBEhIKBXBob25lGAcgASgJSASIAQESFAoHbWVzc2FnZRgIIAEoCUgFiAEBEisKBmZpZWxkcxgJIAMoCzIbLmNybS5pbmdlc3QudjEuU3RvcmVkTWVtYmVyEhcKCnZpc2l0b3JfaWQYCiABKAlIBogBARIXCgpzZXNzaW9uX2lkGAsgASgJSAeIAQESEAoDdXJsGAwgASgJSAiIAQESLwoLYXR0cmlidXRpb24YDSABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEi8KC3JlY2VpdmVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfbGVhZF9pZEIHCgVfZm9ybUIHCgVfbmFtZUIICgZfZW1haWxCCAoGX3Bob25lQgoKCF9tZXNzYWdlQg0KC192aXNpdG9yX2lkQg0KC19zZXNzaW9uX2lkQgYKBF91cmwiSgoURGVsZXRlVmlzaXRvclJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRISCgp2aXNpdG9yX2lkGAIgASgJEg0KBWxlYWRzGAMgASgIIosBChVEZWxldGVWaXNpdG9yUmVzcG9uc2USQgoHZGVsZXRlZBgBIAMoCzIxLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlc3BvbnNlLkRlbGV0ZWRFbnRyeRouCgxEZWxldGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJFChNSdW5SZXRlbnRpb25SZXF1ZXN0EhsKDnJldGVudGlvbl9kYXlzGAEgASgFSACIAQFCEQoPX3JldGVudGlvbl9kYXlzIvEBChRSdW5SZXRlbnRpb25SZXNwb25zZRIWCg5yZXRlbnRpb25fZGF5cxgBIAEoBRIRCgljdXRvZmZfbXMYAiABKAMSGgoSZHJvcHBlZF9wYXJ0aXRpb25zGAMgAygJEkoKDGRlbGV0ZWRfcm93cxgEIAMoCzI0LmNybS5pbmdlc3QudjEuUnVuUmV0ZW50aW9uUmVzcG9uc2UuRGVsZXRlZFJvd3NFbnRyeRISCgplbGFwc2VkX21zGAUgASgDGjIKEERlbGV0ZWRSb3dzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASpHCgZTb3VyY2USFgoSU09VUkNFX1VOU1BFQ0lGSUVEEAASEgoOU09VUkNFX0JST1dTRVIQARIRCg1TT1VSQ0VfU0VSVkVSEAIqpwEKCEpzb25UeXBlEhkKFUpTT05fVFlQRV9VTlNQRUNJRklFRBAAEhIKDkpTT05fVFlQRV9OVUxMEAESFQoRSlNPTl9UWVBFX0JPT0xFQU4QAhIUChBKU09OX1RZUEVfTlVNQkVSEAMSFAoQSlNPTl9UWVBFX1NUUklORxAEEhQKEEpTT05fVFlQRV9PQkpFQ1QQBRITCg9KU09OX1RZUEVfQVJSQVkQBip3CgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABISCg5PVVRDT01FX1NUT1JFRBABEhUKEU9VVENPTUVfRFVQTElDQVRFEAISEwoPT1VUQ09NRV9EUk9QUEVEEAMSEwoPT1VUQ09NRV9SRUZVU0VEEAQyVgoNSW5nZXN0U2VydmljZRJFCgZJbmdlc3QSHC5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlcXVlc3QaHS5jcm0uaW5nZXN0LnYxLkluZ2VzdFJlc3BvbnNlMtoDChJJbmdlc3RBZG1pblNlcnZpY2USVwoMRXhwb3J0RXZlbnRzEiIuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZRJgCg9FeHBvcnRQYWdlVmlld3MSJS5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1JlcXVlc3QaJi5jcm0uaW5nZXN0LnYxLkV4cG9ydFBhZ2VWaWV3c1Jlc3BvbnNlElQKC0V4cG9ydExlYWRzEiEuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1JlcXVlc3QaIi5jcm0uaW5nZXN0LnYxLkV4cG9ydExlYWRzUmVzcG9uc2USWgoNRGVsZXRlVmlzaXRvchIjLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlcXVlc3QaJC5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXNwb25zZRJXCgxSdW5SZXRlbnRpb24SIi5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJ1blJldGVudGlvblJlc3BvbnNlYgZwcm90bzM", [file_crm_common_v1_error, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message crm.ingest.v1.IngestItem
  */
 export type IngestItem = Message<"crm.ingest.v1.IngestItem"> & {
-  /**
-   * @generated from field: crm.ingest.v1.ItemKind kind = 1;
-   */
-  kind: ItemKind;
-
   /**
    * @generated from field: crm.ingest.v1.Source source = 2;
    */
@@ -54,11 +51,31 @@ export type IngestItem = Message<"crm.ingest.v1.IngestItem"> & {
   userAgent: string;
 
   /**
-   * The request body, a JSON object, as received.
+   * What the request sent, mapped once by the gateway from its JSON body and
+   * the route: POST /marketing/view is a page view, /marketing/event and
+   * /marketing/act an event, /marketing/lead a lead.
    *
-   * @generated from field: string body_json = 7;
+   * @generated from oneof crm.ingest.v1.IngestItem.body
    */
-  bodyJson: string;
+  body: {
+    /**
+     * @generated from field: crm.ingest.v1.PageView page_view = 8;
+     */
+    value: PageView;
+    case: "pageView";
+  } | {
+    /**
+     * @generated from field: crm.ingest.v1.Event event = 9;
+     */
+    value: Event;
+    case: "event";
+  } | {
+    /**
+     * @generated from field: crm.ingest.v1.Lead lead = 10;
+     */
+    value: Lead;
+    case: "lead";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -67,6 +84,452 @@ export type IngestItem = Message<"crm.ingest.v1.IngestItem"> & {
  */
 export const IngestItemSchema: GenMessage<IngestItem> = /*@__PURE__*/
   messageDesc(file_crm_ingest_v1_ingest, 0);
+
+/**
+ * A text field of an event or lead body as sent. The gateway resolves the
+ * field's long name and aliases once (the first name in the field's list that
+ * the body holds wins, so the long name beats its aliases); `key` is the name
+ * the body used, so a refusal names what the caller sent. A value of another
+ * JSON type (null included) arrives as its type: whether that means "absent"
+ * or a refusal, and which refusal comes first, is ingest-service's rule. An
+ * unset field was not in the body.
+ *
+ * @generated from message crm.ingest.v1.TextField
+ */
+export type TextField = Message<"crm.ingest.v1.TextField"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from oneof crm.ingest.v1.TextField.value
+   */
+  value: {
+    /**
+     * @generated from field: string text = 2;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: crm.ingest.v1.JsonType other = 3;
+     */
+    value: JsonType;
+    case: "other";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.ingest.v1.TextField.
+ * Use `create(TextFieldSchema)` to create a new message.
+ */
+export const TextFieldSchema: GenMessage<TextField> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 1);
+
+/**
+ * A number field as sent; see TextField.
+ *
+ * @generated from message crm.ingest.v1.NumberField
+ */
+export type NumberField = Message<"crm.ingest.v1.NumberField"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from oneof crm.ingest.v1.NumberField.value
+   */
+  value: {
+    /**
+     * @generated from field: double number = 2;
+     */
+    value: number;
+    case: "number";
+  } | {
+    /**
+     * @generated from field: crm.ingest.v1.JsonType other = 3;
+     */
+    value: JsonType;
+    case: "other";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.ingest.v1.NumberField.
+ * Use `create(NumberFieldSchema)` to create a new message.
+ */
+export const NumberFieldSchema: GenMessage<NumberField> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 2);
+
+/**
+ * An object field as sent (event parameters, lead fields); see TextField.
+ *
+ * @generated from message crm.ingest.v1.ObjectField
+ */
+export type ObjectField = Message<"crm.ingest.v1.ObjectField"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from oneof crm.ingest.v1.ObjectField.value
+   */
+  value: {
+    /**
+     * @generated from field: crm.ingest.v1.Members members = 2;
+     */
+    value: Members;
+    case: "members";
+  } | {
+    /**
+     * @generated from field: crm.ingest.v1.JsonType other = 3;
+     */
+    value: JsonType;
+    case: "other";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.ingest.v1.ObjectField.
+ * Use `create(ObjectFieldSchema)` to create a new message.
+ */
+export const ObjectFieldSchema: GenMessage<ObjectField> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 3);
+
+/**
+ * The members of a JSON object in the order sent: a list rather than a map,
+ * so every key reaches the service as the caller wrote it.
+ *
+ * @generated from message crm.ingest.v1.Members
+ */
+export type Members = Message<"crm.ingest.v1.Members"> & {
+  /**
+   * @generated from field: repeated crm.ingest.v1.Member members = 1;
+   */
+  members: Member[];
+};
+
+/**
+ * Describes the message crm.ingest.v1.Members.
+ * Use `create(MembersSchema)` to create a new message.
+ */
+export const MembersSchema: GenMessage<Members> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 4);
+
+/**
+ * @generated from message crm.ingest.v1.Member
+ */
+export type Member = Message<"crm.ingest.v1.Member"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: crm.ingest.v1.JsonValue value = 2;
+   */
+  value?: JsonValue | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.Member.
+ * Use `create(MemberSchema)` to create a new message.
+ */
+export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 5);
+
+/**
+ * A member's value as sent; what it becomes (stored, converted, dropped or
+ * refused) depends on the declared parameter type or the lead field rules.
+ *
+ * @generated from message crm.ingest.v1.JsonValue
+ */
+export type JsonValue = Message<"crm.ingest.v1.JsonValue"> & {
+  /**
+   * @generated from oneof crm.ingest.v1.JsonValue.kind
+   */
+  kind: {
+    /**
+     * @generated from field: google.protobuf.NullValue null_value = 1;
+     */
+    value: NullValue;
+    case: "nullValue";
+  } | {
+    /**
+     * @generated from field: bool bool_value = 2;
+     */
+    value: boolean;
+    case: "boolValue";
+  } | {
+    /**
+     * @generated from field: double number_value = 3;
+     */
+    value: number;
+    case: "numberValue";
+  } | {
+    /**
+     * @generated from field: string string_value = 4;
+     */
+    value: string;
+    case: "stringValue";
+  } | {
+    /**
+     * An object or an array, as its JSON text: every rule reads one only as
+     * text (a string parameter stores it so) or refuses it.
+     *
+     * @generated from field: string json_text = 5;
+     */
+    value: string;
+    case: "jsonText";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.ingest.v1.JsonValue.
+ * Use `create(JsonValueSchema)` to create a new message.
+ */
+export const JsonValueSchema: GenMessage<JsonValue> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 6);
+
+/**
+ * A page view as the widget sends it to POST /marketing/view (its short keys
+ * in the comments). Only the page URL is required. A member of another JSON
+ * type than its field's is left unset, which is what ingest-service makes of
+ * it anyway: a beacon cannot be told what was wrong.
+ *
+ * @generated from message crm.ingest.v1.PageView
+ */
+export type PageView = Message<"crm.ingest.v1.PageView"> & {
+  /**
+   * u: the page URL as sent (campaign parameters are read from it).
+   *
+   * @generated from field: optional string url = 1;
+   */
+  url?: string | undefined;
+
+  /**
+   * v
+   *
+   * @generated from field: optional string visitor_id = 2;
+   */
+  visitorId?: string | undefined;
+
+  /**
+   * s
+   *
+   * @generated from field: optional string session_id = 3;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * t
+   *
+   * @generated from field: optional string title = 4;
+   */
+  title?: string | undefined;
+
+  /**
+   * r
+   *
+   * @generated from field: optional string referrer = 5;
+   */
+  referrer?: string | undefined;
+
+  /**
+   * sw, sh
+   *
+   * @generated from field: optional double screen_width = 6;
+   */
+  screenWidth?: number | undefined;
+
+  /**
+   * @generated from field: optional double screen_height = 7;
+   */
+  screenHeight?: number | undefined;
+
+  /**
+   * vw, vh
+   *
+   * @generated from field: optional double viewport_width = 8;
+   */
+  viewportWidth?: number | undefined;
+
+  /**
+   * @generated from field: optional double viewport_height = 9;
+   */
+  viewportHeight?: number | undefined;
+
+  /**
+   * pr
+   *
+   * @generated from field: optional double pixel_ratio = 10;
+   */
+  pixelRatio?: number | undefined;
+
+  /**
+   * l
+   *
+   * @generated from field: optional string language = 11;
+   */
+  language?: string | undefined;
+
+  /**
+   * tz
+   *
+   * @generated from field: optional string time_zone = 12;
+   */
+  timeZone?: string | undefined;
+
+  /**
+   * c: the ad cookies the widget read, by name (members with a string value).
+   * Empty when the browser sent Sec-GPC: 1.
+   *
+   * @generated from field: map<string, string> ad_cookies = 13;
+   */
+  adCookies: { [key: string]: string };
+
+  /**
+   * a: the URL the document was opened at, sent with a document's first page
+   * view when the page moved before it could be counted.
+   *
+   * @generated from field: optional string landing_url = 14;
+   */
+  landingUrl?: string | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.PageView.
+ * Use `create(PageViewSchema)` to create a new message.
+ */
+export const PageViewSchema: GenMessage<PageView> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 7);
+
+/**
+ * A custom event: POST /marketing/event (long names or aliases) or POST
+ * /marketing/act (short names). Names the gateway reads, in order of precedence:
+ * name: name, n; event_id: event_id, id; visitor_id: visitor_id, vid, v;
+ * session_id: session_id, sid, s; params: params, p; value: value, val;
+ * currency: currency, cur; url: url, u.
+ *
+ * @generated from message crm.ingest.v1.Event
+ */
+export type Event = Message<"crm.ingest.v1.Event"> & {
+  /**
+   * @generated from field: crm.ingest.v1.TextField name = 1;
+   */
+  name?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField event_id = 2;
+   */
+  eventId?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField visitor_id = 3;
+   */
+  visitorId?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField session_id = 4;
+   */
+  sessionId?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.ObjectField params = 5;
+   */
+  params?: ObjectField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.NumberField value = 6;
+   */
+  value?: NumberField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField currency = 7;
+   */
+  currency?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField url = 8;
+   */
+  url?: TextField | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.Event.
+ * Use `create(EventSchema)` to create a new message.
+ */
+export const EventSchema: GenMessage<Event> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 8);
+
+/**
+ * A lead: POST /marketing/lead, from a site's form or a server. Names the
+ * gateway reads: lead_id: lead_id, id; visitor_id: visitor_id, vid, v;
+ * session_id: session_id, sid, s; url: url, u; the others by their own name.
+ *
+ * @generated from message crm.ingest.v1.Lead
+ */
+export type Lead = Message<"crm.ingest.v1.Lead"> & {
+  /**
+   * @generated from field: crm.ingest.v1.TextField lead_id = 1;
+   */
+  leadId?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField form = 2;
+   */
+  form?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField name = 3;
+   */
+  name?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField email = 4;
+   */
+  email?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField phone = 5;
+   */
+  phone?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField message = 6;
+   */
+  message?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.ObjectField fields = 7;
+   */
+  fields?: ObjectField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField visitor_id = 8;
+   */
+  visitorId?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField session_id = 9;
+   */
+  sessionId?: TextField | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.TextField url = 10;
+   */
+  url?: TextField | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.Lead.
+ * Use `create(LeadSchema)` to create a new message.
+ */
+export const LeadSchema: GenMessage<Lead> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 9);
 
 /**
  * @generated from message crm.ingest.v1.IngestRequest
@@ -83,7 +546,7 @@ export type IngestRequest = Message<"crm.ingest.v1.IngestRequest"> & {
  * Use `create(IngestRequestSchema)` to create a new message.
  */
 export const IngestRequestSchema: GenMessage<IngestRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 1);
+  messageDesc(file_crm_ingest_v1_ingest, 10);
 
 /**
  * @generated from message crm.ingest.v1.ItemResult
@@ -119,7 +582,7 @@ export type ItemResult = Message<"crm.ingest.v1.ItemResult"> & {
  * Use `create(ItemResultSchema)` to create a new message.
  */
 export const ItemResultSchema: GenMessage<ItemResult> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 2);
+  messageDesc(file_crm_ingest_v1_ingest, 11);
 
 /**
  * @generated from message crm.ingest.v1.IngestResponse
@@ -138,125 +601,7 @@ export type IngestResponse = Message<"crm.ingest.v1.IngestResponse"> & {
  * Use `create(IngestResponseSchema)` to create a new message.
  */
 export const IngestResponseSchema: GenMessage<IngestResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 3);
-
-/**
- * @generated from message crm.ingest.v1.MigrateRequest
- */
-export type MigrateRequest = Message<"crm.ingest.v1.MigrateRequest"> & {
-};
-
-/**
- * Describes the message crm.ingest.v1.MigrateRequest.
- * Use `create(MigrateRequestSchema)` to create a new message.
- */
-export const MigrateRequestSchema: GenMessage<MigrateRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 4);
-
-/**
- * @generated from message crm.ingest.v1.MigrateResponse
- */
-export type MigrateResponse = Message<"crm.ingest.v1.MigrateResponse"> & {
-  /**
-   * @generated from field: repeated int32 applied_versions = 1;
-   */
-  appliedVersions: number[];
-
-  /**
-   * @generated from field: int32 current_version = 2;
-   */
-  currentVersion: number;
-};
-
-/**
- * Describes the message crm.ingest.v1.MigrateResponse.
- * Use `create(MigrateResponseSchema)` to create a new message.
- */
-export const MigrateResponseSchema: GenMessage<MigrateResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 5);
-
-/**
- * @generated from message crm.ingest.v1.ImportSiteRequest
- */
-export type ImportSiteRequest = Message<"crm.ingest.v1.ImportSiteRequest"> & {
-  /**
-   * The whole site manifest as JSON; this service stores the time zone and
-   * the event types.
-   *
-   * @generated from field: string manifest_json = 1;
-   */
-  manifestJson: string;
-
-  /**
-   * @generated from field: bool dry_run = 2;
-   */
-  dryRun: boolean;
-};
-
-/**
- * Describes the message crm.ingest.v1.ImportSiteRequest.
- * Use `create(ImportSiteRequestSchema)` to create a new message.
- */
-export const ImportSiteRequestSchema: GenMessage<ImportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 6);
-
-/**
- * @generated from message crm.ingest.v1.ImportSiteResponse
- */
-export type ImportSiteResponse = Message<"crm.ingest.v1.ImportSiteResponse"> & {
-  /**
-   * @generated from field: string site_id = 1;
-   */
-  siteId: string;
-
-  /**
-   * @generated from field: map<string, int32> changes = 2;
-   */
-  changes: { [key: string]: number };
-};
-
-/**
- * Describes the message crm.ingest.v1.ImportSiteResponse.
- * Use `create(ImportSiteResponseSchema)` to create a new message.
- */
-export const ImportSiteResponseSchema: GenMessage<ImportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 7);
-
-/**
- * @generated from message crm.ingest.v1.ExportSiteRequest
- */
-export type ExportSiteRequest = Message<"crm.ingest.v1.ExportSiteRequest"> & {
-  /**
-   * @generated from field: string site_id = 1;
-   */
-  siteId: string;
-};
-
-/**
- * Describes the message crm.ingest.v1.ExportSiteRequest.
- * Use `create(ExportSiteRequestSchema)` to create a new message.
- */
-export const ExportSiteRequestSchema: GenMessage<ExportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 8);
-
-/**
- * @generated from message crm.ingest.v1.ExportSiteResponse
- */
-export type ExportSiteResponse = Message<"crm.ingest.v1.ExportSiteResponse"> & {
-  /**
-   * JSON object with "timeZone" and "eventTypes".
-   *
-   * @generated from field: string part_json = 1;
-   */
-  partJson: string;
-};
-
-/**
- * Describes the message crm.ingest.v1.ExportSiteResponse.
- * Use `create(ExportSiteResponseSchema)` to create a new message.
- */
-export const ExportSiteResponseSchema: GenMessage<ExportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 9);
+  messageDesc(file_crm_ingest_v1_ingest, 12);
 
 /**
  * @generated from message crm.ingest.v1.ExportEventsRequest
@@ -294,18 +639,16 @@ export type ExportEventsRequest = Message<"crm.ingest.v1.ExportEventsRequest"> &
  * Use `create(ExportEventsRequestSchema)` to create a new message.
  */
 export const ExportEventsRequestSchema: GenMessage<ExportEventsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 10);
+  messageDesc(file_crm_ingest_v1_ingest, 13);
 
 /**
  * @generated from message crm.ingest.v1.ExportEventsResponse
  */
 export type ExportEventsResponse = Message<"crm.ingest.v1.ExportEventsResponse"> & {
   /**
-   * One JSON object per row.
-   *
-   * @generated from field: repeated string rows_json = 1;
+   * @generated from field: repeated crm.ingest.v1.EventRow rows = 1;
    */
-  rowsJson: string[];
+  rows: EventRow[];
 
   /**
    * Pass back to get the next page; empty when this was the last.
@@ -320,7 +663,7 @@ export type ExportEventsResponse = Message<"crm.ingest.v1.ExportEventsResponse">
  * Use `create(ExportEventsResponseSchema)` to create a new message.
  */
 export const ExportEventsResponseSchema: GenMessage<ExportEventsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 11);
+  messageDesc(file_crm_ingest_v1_ingest, 14);
 
 /**
  * @generated from message crm.ingest.v1.ExportPageViewsRequest
@@ -358,18 +701,16 @@ export type ExportPageViewsRequest = Message<"crm.ingest.v1.ExportPageViewsReque
  * Use `create(ExportPageViewsRequestSchema)` to create a new message.
  */
 export const ExportPageViewsRequestSchema: GenMessage<ExportPageViewsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 12);
+  messageDesc(file_crm_ingest_v1_ingest, 15);
 
 /**
  * @generated from message crm.ingest.v1.ExportPageViewsResponse
  */
 export type ExportPageViewsResponse = Message<"crm.ingest.v1.ExportPageViewsResponse"> & {
   /**
-   * One JSON object per row.
-   *
-   * @generated from field: repeated string rows_json = 1;
+   * @generated from field: repeated crm.ingest.v1.PageViewRow rows = 1;
    */
-  rowsJson: string[];
+  rows: PageViewRow[];
 
   /**
    * Pass back to get the next page; empty when this was the last.
@@ -384,7 +725,7 @@ export type ExportPageViewsResponse = Message<"crm.ingest.v1.ExportPageViewsResp
  * Use `create(ExportPageViewsResponseSchema)` to create a new message.
  */
 export const ExportPageViewsResponseSchema: GenMessage<ExportPageViewsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 13);
+  messageDesc(file_crm_ingest_v1_ingest, 16);
 
 /**
  * @generated from message crm.ingest.v1.ExportLeadsRequest
@@ -422,18 +763,16 @@ export type ExportLeadsRequest = Message<"crm.ingest.v1.ExportLeadsRequest"> & {
  * Use `create(ExportLeadsRequestSchema)` to create a new message.
  */
 export const ExportLeadsRequestSchema: GenMessage<ExportLeadsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 14);
+  messageDesc(file_crm_ingest_v1_ingest, 17);
 
 /**
  * @generated from message crm.ingest.v1.ExportLeadsResponse
  */
 export type ExportLeadsResponse = Message<"crm.ingest.v1.ExportLeadsResponse"> & {
   /**
-   * One JSON object per row.
-   *
-   * @generated from field: repeated string rows_json = 1;
+   * @generated from field: repeated crm.ingest.v1.LeadRow rows = 1;
    */
-  rowsJson: string[];
+  rows: LeadRow[];
 
   /**
    * Pass back to get the next page; empty when this was the last.
@@ -448,7 +787,403 @@ export type ExportLeadsResponse = Message<"crm.ingest.v1.ExportLeadsResponse"> &
  * Use `create(ExportLeadsResponseSchema)` to create a new message.
  */
 export const ExportLeadsResponseSchema: GenMessage<ExportLeadsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 15);
+  messageDesc(file_crm_ingest_v1_ingest, 18);
+
+/**
+ * A stored event parameter or lead field.
+ *
+ * @generated from message crm.ingest.v1.StoredValue
+ */
+export type StoredValue = Message<"crm.ingest.v1.StoredValue"> & {
+  /**
+   * @generated from oneof crm.ingest.v1.StoredValue.kind
+   */
+  kind: {
+    /**
+     * @generated from field: string string_value = 1;
+     */
+    value: string;
+    case: "stringValue";
+  } | {
+    /**
+     * @generated from field: double number_value = 2;
+     */
+    value: number;
+    case: "numberValue";
+  } | {
+    /**
+     * @generated from field: bool bool_value = 3;
+     */
+    value: boolean;
+    case: "boolValue";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.ingest.v1.StoredValue.
+ * Use `create(StoredValueSchema)` to create a new message.
+ */
+export const StoredValueSchema: GenMessage<StoredValue> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 19);
+
+/**
+ * @generated from message crm.ingest.v1.StoredMember
+ */
+export type StoredMember = Message<"crm.ingest.v1.StoredMember"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: crm.ingest.v1.StoredValue value = 2;
+   */
+  value?: StoredValue | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.StoredMember.
+ * Use `create(StoredMemberSchema)` to create a new message.
+ */
+export const StoredMemberSchema: GenMessage<StoredMember> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 20);
+
+/**
+ * Where a visit came from, as stored with a row (a session keeps that of its
+ * first page view). Unset fields are unknown.
+ *
+ * @generated from message crm.ingest.v1.Attribution
+ */
+export type Attribution = Message<"crm.ingest.v1.Attribution"> & {
+  /**
+   * paid, social, organic, referral, email or direct.
+   *
+   * @generated from field: optional string channel = 1;
+   */
+  channel?: string | undefined;
+
+  /**
+   * @generated from field: optional string utm_source = 2;
+   */
+  utmSource?: string | undefined;
+
+  /**
+   * @generated from field: optional string utm_medium = 3;
+   */
+  utmMedium?: string | undefined;
+
+  /**
+   * @generated from field: optional string utm_campaign = 4;
+   */
+  utmCampaign?: string | undefined;
+
+  /**
+   * @generated from field: optional string utm_term = 5;
+   */
+  utmTerm?: string | undefined;
+
+  /**
+   * @generated from field: optional string utm_content = 6;
+   */
+  utmContent?: string | undefined;
+
+  /**
+   * The tagged ad link's dl code.
+   *
+   * @generated from field: optional string ad_link = 7;
+   */
+  adLink?: string | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.Attribution.
+ * Use `create(AttributionSchema)` to create a new message.
+ */
+export const AttributionSchema: GenMessage<Attribution> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 21);
+
+/**
+ * A stored custom event. `admin events export` prints each as one JSON
+ * object with the export's field names (camelCase); unset fields print null.
+ *
+ * @generated from message crm.ingest.v1.EventRow
+ */
+export type EventRow = Message<"crm.ingest.v1.EventRow"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional string event_id = 2;
+   */
+  eventId?: string | undefined;
+
+  /**
+   * @generated from field: optional string visitor_id = 3;
+   */
+  visitorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string session_id = 4;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * @generated from field: optional string url = 5;
+   */
+  url?: string | undefined;
+
+  /**
+   * The declared parameters as stored, in stored order.
+   *
+   * @generated from field: repeated crm.ingest.v1.StoredMember params = 6;
+   */
+  params: StoredMember[];
+
+  /**
+   * Minor units; unset unless the event type brings revenue.
+   *
+   * @generated from field: optional int64 value = 7;
+   */
+  value?: bigint | undefined;
+
+  /**
+   * @generated from field: optional string currency = 8;
+   */
+  currency?: string | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.Source source = 9;
+   */
+  source: Source;
+
+  /**
+   * @generated from field: crm.ingest.v1.Attribution attribution = 10;
+   */
+  attribution?: Attribution | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp received_at = 11;
+   */
+  receivedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.EventRow.
+ * Use `create(EventRowSchema)` to create a new message.
+ */
+export const EventRowSchema: GenMessage<EventRow> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 22);
+
+/**
+ * A stored page view; see EventRow.
+ *
+ * @generated from message crm.ingest.v1.PageViewRow
+ */
+export type PageViewRow = Message<"crm.ingest.v1.PageViewRow"> & {
+  /**
+   * @generated from field: optional string visitor_id = 1;
+   */
+  visitorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string session_id = 2;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: optional string title = 4;
+   */
+  title?: string | undefined;
+
+  /**
+   * @generated from field: optional string referrer = 5;
+   */
+  referrer?: string | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.Attribution attribution = 6;
+   */
+  attribution?: Attribution | undefined;
+
+  /**
+   * Ad click ids from the page URL, by name (gclid, fbclid, ...).
+   *
+   * @generated from field: map<string, string> click_ids = 7;
+   */
+  clickIds: { [key: string]: string };
+
+  /**
+   * @generated from field: map<string, string> ad_cookies = 8;
+   */
+  adCookies: { [key: string]: string };
+
+  /**
+   * "1920x1080"
+   *
+   * @generated from field: optional string screen = 9;
+   */
+  screen?: string | undefined;
+
+  /**
+   * @generated from field: optional string viewport = 10;
+   */
+  viewport?: string | undefined;
+
+  /**
+   * @generated from field: optional double pixel_ratio = 11;
+   */
+  pixelRatio?: number | undefined;
+
+  /**
+   * @generated from field: optional string language = 12;
+   */
+  language?: string | undefined;
+
+  /**
+   * @generated from field: optional string time_zone = 13;
+   */
+  timeZone?: string | undefined;
+
+  /**
+   * @generated from field: optional string country = 14;
+   */
+  country?: string | undefined;
+
+  /**
+   * @generated from field: optional string device = 15;
+   */
+  device?: string | undefined;
+
+  /**
+   * @generated from field: optional string browser = 16;
+   */
+  browser?: string | undefined;
+
+  /**
+   * @generated from field: optional string os = 17;
+   */
+  os?: string | undefined;
+
+  /**
+   * @generated from field: optional bool new_visitor = 18;
+   */
+  newVisitor?: boolean | undefined;
+
+  /**
+   * @generated from field: bool bot = 19;
+   */
+  bot: boolean;
+
+  /**
+   * The truncated address.
+   *
+   * @generated from field: optional string ip = 20;
+   */
+  ip?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp received_at = 21;
+   */
+  receivedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.PageViewRow.
+ * Use `create(PageViewRowSchema)` to create a new message.
+ */
+export const PageViewRowSchema: GenMessage<PageViewRow> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 23);
+
+/**
+ * A stored lead; see EventRow.
+ *
+ * @generated from message crm.ingest.v1.LeadRow
+ */
+export type LeadRow = Message<"crm.ingest.v1.LeadRow"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: optional string lead_id = 2;
+   */
+  leadId?: string | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.Source source = 3;
+   */
+  source: Source;
+
+  /**
+   * @generated from field: optional string form = 4;
+   */
+  form?: string | undefined;
+
+  /**
+   * @generated from field: optional string name = 5;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string email = 6;
+   */
+  email?: string | undefined;
+
+  /**
+   * @generated from field: optional string phone = 7;
+   */
+  phone?: string | undefined;
+
+  /**
+   * @generated from field: optional string message = 8;
+   */
+  message?: string | undefined;
+
+  /**
+   * @generated from field: repeated crm.ingest.v1.StoredMember fields = 9;
+   */
+  fields: StoredMember[];
+
+  /**
+   * @generated from field: optional string visitor_id = 10;
+   */
+  visitorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string session_id = 11;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * @generated from field: optional string url = 12;
+   */
+  url?: string | undefined;
+
+  /**
+   * @generated from field: crm.ingest.v1.Attribution attribution = 13;
+   */
+  attribution?: Attribution | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp received_at = 14;
+   */
+  receivedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message crm.ingest.v1.LeadRow.
+ * Use `create(LeadRowSchema)` to create a new message.
+ */
+export const LeadRowSchema: GenMessage<LeadRow> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 24);
 
 /**
  * @generated from message crm.ingest.v1.DeleteVisitorRequest
@@ -477,7 +1212,7 @@ export type DeleteVisitorRequest = Message<"crm.ingest.v1.DeleteVisitorRequest">
  * Use `create(DeleteVisitorRequestSchema)` to create a new message.
  */
 export const DeleteVisitorRequestSchema: GenMessage<DeleteVisitorRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 16);
+  messageDesc(file_crm_ingest_v1_ingest, 25);
 
 /**
  * @generated from message crm.ingest.v1.DeleteVisitorResponse
@@ -496,7 +1231,7 @@ export type DeleteVisitorResponse = Message<"crm.ingest.v1.DeleteVisitorResponse
  * Use `create(DeleteVisitorResponseSchema)` to create a new message.
  */
 export const DeleteVisitorResponseSchema: GenMessage<DeleteVisitorResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 17);
+  messageDesc(file_crm_ingest_v1_ingest, 26);
 
 /**
  * @generated from message crm.ingest.v1.RunRetentionRequest
@@ -515,7 +1250,7 @@ export type RunRetentionRequest = Message<"crm.ingest.v1.RunRetentionRequest"> &
  * Use `create(RunRetentionRequestSchema)` to create a new message.
  */
 export const RunRetentionRequestSchema: GenMessage<RunRetentionRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 18);
+  messageDesc(file_crm_ingest_v1_ingest, 27);
 
 /**
  * @generated from message crm.ingest.v1.RunRetentionResponse
@@ -558,38 +1293,7 @@ export type RunRetentionResponse = Message<"crm.ingest.v1.RunRetentionResponse">
  * Use `create(RunRetentionResponseSchema)` to create a new message.
  */
 export const RunRetentionResponseSchema: GenMessage<RunRetentionResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 19);
-
-/**
- * @generated from enum crm.ingest.v1.ItemKind
- */
-export enum ItemKind {
-  /**
-   * @generated from enum value: ITEM_KIND_UNSPECIFIED = 0;
-   */
-  UNSPECIFIED = 0,
-
-  /**
-   * @generated from enum value: ITEM_KIND_PAGE_VIEW = 1;
-   */
-  PAGE_VIEW = 1,
-
-  /**
-   * @generated from enum value: ITEM_KIND_EVENT = 2;
-   */
-  EVENT = 2,
-
-  /**
-   * @generated from enum value: ITEM_KIND_LEAD = 3;
-   */
-  LEAD = 3,
-}
-
-/**
- * Describes the enum crm.ingest.v1.ItemKind.
- */
-export const ItemKindSchema: GenEnum<ItemKind> = /*@__PURE__*/
-  enumDesc(file_crm_ingest_v1_ingest, 0);
+  messageDesc(file_crm_ingest_v1_ingest, 28);
 
 /**
  * @generated from enum crm.ingest.v1.Source
@@ -619,6 +1323,54 @@ export enum Source {
  * Describes the enum crm.ingest.v1.Source.
  */
 export const SourceSchema: GenEnum<Source> = /*@__PURE__*/
+  enumDesc(file_crm_ingest_v1_ingest, 0);
+
+/**
+ * JsonType is the JSON type of a value sent where its field takes another.
+ *
+ * @generated from enum crm.ingest.v1.JsonType
+ */
+export enum JsonType {
+  /**
+   * @generated from enum value: JSON_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: JSON_TYPE_NULL = 1;
+   */
+  NULL = 1,
+
+  /**
+   * @generated from enum value: JSON_TYPE_BOOLEAN = 2;
+   */
+  BOOLEAN = 2,
+
+  /**
+   * @generated from enum value: JSON_TYPE_NUMBER = 3;
+   */
+  NUMBER = 3,
+
+  /**
+   * @generated from enum value: JSON_TYPE_STRING = 4;
+   */
+  STRING = 4,
+
+  /**
+   * @generated from enum value: JSON_TYPE_OBJECT = 5;
+   */
+  OBJECT = 5,
+
+  /**
+   * @generated from enum value: JSON_TYPE_ARRAY = 6;
+   */
+  ARRAY = 6,
+}
+
+/**
+ * Describes the enum crm.ingest.v1.JsonType.
+ */
+export const JsonTypeSchema: GenEnum<JsonType> = /*@__PURE__*/
   enumDesc(file_crm_ingest_v1_ingest, 1);
 
 /**
@@ -669,7 +1421,9 @@ export const OutcomeSchema: GenEnum<Outcome> = /*@__PURE__*/
  * IngestService is the analytics write path. The gateway groups concurrent
  * marketing requests (page views, custom events, leads) into one Ingest call
  * and answers each HTTP request from its item's result, which is only
- * returned once the item is committed to storage.
+ * returned once the item is committed to storage. (Migrations and the
+ * analytics part of the manifest are crm.admin.v1.SiteAdminService, which
+ * ingest-service serves too.)
  *
  * @generated from service crm.ingest.v1.IngestService
  */
@@ -686,41 +1440,17 @@ export const IngestService: GenService<{
   serviceDesc(file_crm_ingest_v1_ingest, 0);
 
 /**
- * IngestAdminService is the operator's side of the analytics write path.
- * Guarded by ADMIN_TOKEN when set.
+ * IngestAdminService is ingest-service's own side for the operator: exports,
+ * visitor deletion, retention. Guarded by ADMIN_TOKEN when it is set.
  *
  * @generated from service crm.ingest.v1.IngestAdminService
  */
 export const IngestAdminService: GenService<{
   /**
-   * @generated from rpc crm.ingest.v1.IngestAdminService.Migrate
-   */
-  migrate: {
-    methodKind: "unary";
-    input: typeof MigrateRequestSchema;
-    output: typeof MigrateResponseSchema;
-  },
-  /**
-   * @generated from rpc crm.ingest.v1.IngestAdminService.ImportSite
-   */
-  importSite: {
-    methodKind: "unary";
-    input: typeof ImportSiteRequestSchema;
-    output: typeof ImportSiteResponseSchema;
-  },
-  /**
-   * @generated from rpc crm.ingest.v1.IngestAdminService.ExportSite
-   */
-  exportSite: {
-    methodKind: "unary";
-    input: typeof ExportSiteRequestSchema;
-    output: typeof ExportSiteResponseSchema;
-  },
-  /**
-   * Stored rows as JSON objects (the fields of CONTRACT.md), oldest first, one page per
-   * call: the caller passes next_cursor back until it comes back empty. (Paged unary
-   * calls rather than a server stream: Deno's HTTP/2 client sometimes reports the end
-   * of a stream as "Premature close".)
+   * Stored rows, oldest first, one page per call: the caller passes
+   * next_cursor back until it comes back empty. (Paged unary calls rather
+   * than a server stream: Deno's HTTP/2 client sometimes reports the end of a
+   * stream as "Premature close".)
    *
    * @generated from rpc crm.ingest.v1.IngestAdminService.ExportEvents
    */

@@ -28,6 +28,14 @@ const utm = (a: Attribution | undefined) => ({
   utmContent: orNull(a?.utmContent),
 });
 
+/** Where the row's visit came from, and when the row was received: the last fields of an event or lead. */
+const visitAndTime = (a: Attribution | undefined, receivedAt: Timestamp | undefined) => ({
+  channel: orNull(a?.channel),
+  ...utm(a),
+  adLink: orNull(a?.adLink),
+  receivedAt: iso(receivedAt),
+});
+
 /** Parameters or lead fields as one object, in stored order. */
 const object = (members: readonly StoredMember[]) =>
   Object.fromEntries(members.map((m) => [m.key, m.value?.kind.value ?? null]));
@@ -43,10 +51,7 @@ export function eventJson(row: EventRow): Record<string, unknown> {
     value: row.value === undefined ? null : Number(row.value),
     currency: orNull(row.currency),
     source: sourceName(row.source),
-    channel: orNull(row.attribution?.channel),
-    ...utm(row.attribution),
-    adLink: orNull(row.attribution?.adLink),
-    receivedAt: iso(row.receivedAt),
+    ...visitAndTime(row.attribution, row.receivedAt),
   };
 }
 
@@ -92,9 +97,6 @@ export function leadJson(row: LeadRow): Record<string, unknown> {
     visitorId: orNull(row.visitorId),
     sessionId: orNull(row.sessionId),
     url: orNull(row.url),
-    channel: orNull(row.attribution?.channel),
-    ...utm(row.attribution),
-    adLink: orNull(row.attribution?.adLink),
-    receivedAt: iso(row.receivedAt),
+    ...visitAndTime(row.attribution, row.receivedAt),
   };
 }

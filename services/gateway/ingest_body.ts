@@ -7,7 +7,7 @@
  * members of another type are left out, which is all ingest-service makes of
  * them: a beacon cannot be told what was wrong.)
  */
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { NullValue } from "@bufbuild/protobuf/wkt";
 import {
   type Event,
@@ -20,11 +20,8 @@ import {
   LeadSchema,
   type Members,
   MembersSchema,
-  type NumberFieldSchema,
-  type ObjectFieldSchema,
   type PageView,
   PageViewSchema,
-  type TextFieldSchema,
 } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 
 export type JsonObject = Record<string, unknown>;
@@ -99,53 +96,37 @@ function pick(body: JsonObject, names: readonly string[]) {
   return undefined;
 }
 
-function textField(
-  body: JsonObject,
-  names: readonly string[],
-): MessageInitShape<typeof TextFieldSchema> | undefined {
-  const sent = pick(body, names);
-  if (!sent) return undefined;
-  const { key, value } = sent;
-  return {
-    key,
-    value: typeof value === "string"
-      ? { case: "text", value }
-      : { case: "other", value: jsonTypeOf(value) },
-  };
-}
-
-function numberField(
-  body: JsonObject,
-  names: readonly string[],
-): MessageInitShape<typeof NumberFieldSchema> | undefined {
-  const sent = pick(body, names);
-  if (!sent) return undefined;
-  const { key, value } = sent;
-  return {
-    key,
-    value: typeof value === "number"
-      ? { case: "number", value }
-      : { case: "other", value: jsonTypeOf(value) },
-  };
-}
-
-function objectField(
-  body: JsonObject,
-  names: readonly string[],
-): MessageInitShape<typeof ObjectFieldSchema> | undefined {
-  const sent = pick(body, names);
-  if (!sent) return undefined;
-  const { key, value } = sent;
-  return {
-    key,
-    value: isJsonObject(value)
-      ? { case: "members", value: membersOf(value) }
-      : { case: "other", value: jsonTypeOf(value) },
-  };
-}
-
 const text = (value: unknown) => typeof value === "string" ? value : undefined;
 const number = (value: unknown) => typeof value === "number" ? value : undefined;
+const members = (value: unknown) => isJsonObject(value) ? membersOf(value) : undefined;
+
+/**
+ * A field as sent: the key that carried it and its value as `kind` when
+ * `read` takes it, else the JSON type that came instead.
+ */
+function sent<K extends string, T>(
+  body: JsonObject,
+  names: readonly string[],
+  kind: K,
+  read: (value: unknown) => T | undefined,
+) {
+  const found = pick(body, names);
+  if (!found) return undefined;
+  const value = read(found.value);
+  return {
+    key: found.key,
+    value: value === undefined
+      ? { case: "other" as const, value: jsonTypeOf(found.value) }
+      : { case: kind, value },
+  };
+}
+
+const textField = (body: JsonObject, names: readonly string[]) =>
+  sent(body, names, "text" as const, text);
+const numberField = (body: JsonObject, names: readonly string[]) =>
+  sent(body, names, "number" as const, number);
+const objectField = (body: JsonObject, names: readonly string[]) =>
+  sent(body, names, "members" as const, members);
 
 /** The ad cookies (`c`): its members with a string value. */
 function cookies(value: unknown): Record<string, string> {

@@ -29,8 +29,11 @@ interface RowOf {
   leads: LeadRowInit;
 }
 
-/** A nullable text column: unset when null. */
-const text = (value: unknown) => value === null || value === undefined ? undefined : String(value);
+/** A nullable column: unset when null, else converted. */
+const optional = <T>(value: unknown, as: (value: unknown) => T): T | undefined =>
+  value === null || value === undefined ? undefined : as(value);
+
+const text = (value: unknown) => optional(value, String);
 
 const receivedAt = (r: Row) => timestampFromDate(new Date(r.received_at as string | Date));
 
@@ -77,7 +80,7 @@ const toEvent = (r: Row): EventRowInit => ({
   sessionId: text(r.session_id),
   url: text(r.url),
   params: members(r.params),
-  value: r.value === null || r.value === undefined ? undefined : BigInt(r.value as number),
+  value: optional(r.value, (v) => BigInt(v as number)),
   currency: text(r.currency),
   source: source(r),
   attribution: attribution(r),
@@ -95,18 +98,14 @@ const toPageView = (r: Row): PageViewRowInit => ({
   adCookies: strings(r.ad_cookies),
   screen: text(r.screen),
   viewport: text(r.viewport),
-  pixelRatio: r.pixel_ratio === null || r.pixel_ratio === undefined
-    ? undefined
-    : Number(r.pixel_ratio),
+  pixelRatio: optional(r.pixel_ratio, Number),
   language: text(r.language),
   timeZone: text(r.time_zone),
   country: text(r.country),
   device: text(r.device),
   browser: text(r.browser),
   os: text(r.os),
-  newVisitor: r.new_visitor === null || r.new_visitor === undefined
-    ? undefined
-    : Boolean(r.new_visitor),
+  newVisitor: optional(r.new_visitor, Boolean),
   bot: Boolean(r.bot),
   ip: text(r.ip),
   receivedAt: receivedAt(r),

@@ -11,37 +11,13 @@ import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { analyticsManifest, postEvent } from "./helpers/marketing.ts";
 import { eventLoad } from "./helpers/load.ts";
 import { freePort } from "./helpers/ports.ts";
+import { spawnService } from "./helpers/process.ts";
 import { type RunningGateway, startGateway } from "../services/gateway/main.ts";
 import { createLogger } from "../services/lib/log.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-
 /** Starts the ingest service alone, as a cluster runs it, and waits for its banner. */
-async function spawnIngest(databaseUrl: string, port: number): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command("deno", {
-    args: ["run", "-A", "services/cli/service.ts", "ingest"],
-    cwd: ROOT,
-    env: {
-      DATABASE_URL: databaseUrl,
-      GRPC_PORT: String(port),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "error",
-    },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!out.includes("ingest listening on")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`ingest exited early: ${out}`);
-    out += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  return child;
-}
+const spawnIngest = (databaseUrl: string, port: number) =>
+  spawnService("ingest", { DATABASE_URL: databaseUrl, GRPC_PORT: String(port) });
 
 describe.runIf(DATABASE_URL)("ingest-service killed mid-load", () => {
   let sys: TestSystem;

@@ -50,7 +50,8 @@ export function authSitePart(store: AuthStore, resolver: Resolver, bus: Bus): Si
     },
 
     async apply(manifest) {
-      const applied = await store.applyImport(importPlan(manifest));
+      const applied = await store.applyImport(importPlan(manifest), LIMITS.maxSecretKeysActive);
+      if (applied.conflict) throw invalidManifest(applied.conflict.path, applied.conflict.problem);
       for (const host of applied.hosts) {
         await resolver.forgetHost(host);
         await bus.publish("origin-changed", host);

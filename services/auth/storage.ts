@@ -32,8 +32,8 @@ export interface ImportConflict {
 export class AuthStore {
   constructor(private readonly db: Database) {}
 
-  async keyByHash(keyHash: string): Promise<KeyRecord | undefined> {
-    const rows = await this.db.query<{ site_id: string; kind: KeyKind; revoked: boolean }>(
+  async keyByHash(keyHash: string, q: Queryable = this.db): Promise<KeyRecord | undefined> {
+    const rows = await q.query<{ site_id: string; kind: KeyKind; revoked: boolean }>(
       "select site_id, kind, revoked_at is not null as revoked from auth.keys where key_hash = $1",
       [keyHash],
     );
@@ -81,7 +81,11 @@ export class AuthStore {
   }
 
   /** Faults the import would meet against what is stored, in manifest order. */
-  async importConflicts(plan: SiteImport, maxSecretKeys: number): Promise<ImportConflict[]> {
+  async importConflicts(
+    plan: SiteImport,
+    maxSecretKeys: number,
+    q: Queryable = this.db,
+  ): Promise<ImportConflict[]> {
     // A domain held by another site is not a fault: the import moves it here.
     const conflicts: ImportConflict[] = [];
     const lists: [KeyKind, string[], string][] = [
@@ -90,7 +94,7 @@ export class AuthStore {
     ];
     for (const [kind, hashes, path] of lists) {
       for (const [i, hash] of hashes.entries()) {
-        const existing = await this.keyByHash(hash);
+        const existing = await this.keyByHash(hash, q);
         if (existing && existing.siteId !== plan.siteId) {
           conflicts.push({ path: `${path}[${i}]`, problem: "belongs to another site" });
         } else if (existing && existing.kind !== kind) {
@@ -98,9 +102,9 @@ export class AuthStore {
         }
       }
     }
-    const active = new Set(await this.activeKeys(plan.siteId, "secret"));
+    const active = new Set(await this.activeKeys(plan.siteId, "secret", q));
     for (const hash of plan.secretKeyHashes) {
-      const existing = await this.keyByHash(hash);
+      const existing = await this.keyByHash(hash, q);
       if (!existing) active.add(hash);
     }
     if (active.size > maxSecretKeys) {
@@ -113,21 +117,29 @@ export class AuthStore {
   }
 
   /**
-   * Upserts the site, makes its domains those listed, and adds listed keys
-   * that are absent. Returns counts of what changed and the hosts and key
-   * hashes whose cached answers must be forgotten.
+   * In one transaction, checks the import against what is stored (as
+   * importConflicts, with the site row locked so a key created meanwhile is
+   * counted) and, when nothing conflicts, upserts the site, makes its domains
+   * those listed, and adds listed keys that are absent. Returns the first
+   * conflict and nothing written, or counts of what changed and the hosts and
+   * key hashes whose cached answers must be forgotten.
    */
-  async applyImport(plan: SiteImport): Promise<{
-    changes: Record<string, number>;
-    hosts: string[];
-    keyHashes: string[];
-  }> {
+  async applyImport(plan: SiteImport, maxSecretKeys: number): Promise<
+    { conflict: ImportConflict } | {
+      conflict?: undefined;
+      changes: Record<string, number>;
+      hosts: string[];
+      keyHashes: string[];
+    }
+  > {
     return await this.db.transaction(async (tx) => {
       const changes: Record<string, number> = {};
       const existing = await tx.query<{ name: string }>(
         "select name from auth.sites where site_id = $1 for update",
         [plan.siteId],
       );
+      const [conflict] = await this.importConflicts(plan, maxSecretKeys, tx);
+      if (conflict) return { conflict };
       if (!existing[0]) {
         await tx.query("insert into auth.sites (site_id, name) values ($1, $2)", [
           plan.siteId,

@@ -1,12 +1,19 @@
 /**
  * Importing and exporting a whole site manifest across the three services
- * that own its parts (each through its crm.admin.v1.SiteAdminService). An
- * import is checked whole first (locally, then by a dry run in every service
- * against what it stores) and written only when every part passed, so a
- * refused manifest stores nothing.
+ * that own its parts (each through its crm.admin.v1.SiteAdminService).
+ *
+ * An import runs in two passes. The check: the manifest is validated
+ * locally, then by a dry run in every service against what it stores; a
+ * refusal, or a service that cannot be reached, stops the import before
+ * anything is written anywhere. The apply: service by service, each in one
+ * transaction that makes its part equal to the manifest's (and so changes
+ * nothing the second time). A run stopped between two applies (a service
+ * down) leaves every service with its whole old part or its whole new one;
+ * running the same import again applies what is missing and reports only
+ * that (`ImportIncompleteError` says which services have it).
  */
 import { ManifestError, parseManifest } from "../lib/manifest/validate.ts";
-import { reasonOf } from "../lib/errors.ts";
+import { describeError, reasonOf } from "../lib/errors.ts";
 import { SITE_SERVICES, type SiteAdminClients, type SiteService } from "./admin_clients.ts";
 
 export interface ImportReport {
@@ -15,27 +22,55 @@ export interface ImportReport {
   changes: Record<SiteService, Record<string, number>>;
 }
 
+/** An apply step failed after others had stored the manifest: running the import again completes it. */
+export class ImportIncompleteError extends Error {
+  override name = "ImportIncompleteError";
+  constructor(
+    /** The services that have the new manifest. */
+    readonly applied: SiteService[],
+    /** The services that still have the old one, the first of them the one that failed. */
+    readonly pending: SiteService[],
+    override readonly cause: unknown,
+  ) {
+    super(
+      `${pending[0]} did not store the manifest (${describeError(cause)}); ` +
+        `${applied.join(" and ")} stored it, ${pending.join(" and ")} did not: ` +
+        "run the same import again to complete it",
+    );
+  }
+}
+
+/** A service's refusal of the manifest reads like the local validator's: the path and the problem. */
+function asManifestError(error: unknown): unknown {
+  const fields = reasonOf(error)?.detail.fields;
+  return fields?.case === "manifestProblem"
+    ? new ManifestError(fields.value.path, fields.value.problem)
+    : error;
+}
+
 export async function importManifest(
   clients: SiteAdminClients,
   manifestJson: string,
 ): Promise<ImportReport> {
   const manifest = parseManifest(manifestJson);
-  const request = { manifestJson, dryRun: true };
   try {
-    for (const service of SITE_SERVICES) await clients[service].importSite(request);
-  } catch (error) {
-    // A service's refusal reads like the local validator's: the path and the problem.
-    const fields = reasonOf(error)?.detail.fields;
-    if (fields?.case === "manifestProblem") {
-      throw new ManifestError(fields.value.path, fields.value.problem);
+    for (const service of SITE_SERVICES) {
+      await clients[service].importSite({ manifestJson, dryRun: true });
     }
-    throw error;
+  } catch (error) {
+    throw asManifestError(error);
   }
-  const apply = { manifestJson, dryRun: false };
   // auth first: the site and its keys exist before its content is reachable.
   const changes = {} as ImportReport["changes"];
-  for (const service of SITE_SERVICES) {
-    changes[service] = (await clients[service].importSite(apply)).changes;
+  const applied: SiteService[] = [];
+  for (const [step, service] of SITE_SERVICES.entries()) {
+    try {
+      changes[service] = (await clients[service].importSite({ manifestJson })).changes;
+    } catch (error) {
+      if (step === 0) throw asManifestError(error);
+      throw new ImportIncompleteError(applied, SITE_SERVICES.slice(step), error);
+    }
+    applied.push(service);
   }
   const changed = Object.values(changes).some((c) => Object.keys(c).length > 0);
   return { site: manifest.site.id, changed, changes };

@@ -14,14 +14,16 @@ import type { ServiceContext } from "./service_runtime.ts";
 /** A service's part of a site. */
 export interface SitePart {
   /**
-   * Refuses (invalid_manifest, naming the JSON path) what the manifest cannot
-   * do against what the service stores. Runs on a dry run and before an apply.
+   * The dry run: refuses (invalid_manifest, naming the JSON path) what the
+   * manifest cannot do against what the service stores, and writes nothing.
    */
   check?(manifest: Manifest): Promise<void>;
   /**
-   * Makes the stored part equal to the manifest's, in one transaction, and
-   * answers the counts of what changed (empty when nothing did): applying the
-   * same manifest again changes nothing.
+   * Makes the stored part equal to the manifest's in one transaction (with
+   * check's refusals made inside it, so nothing is written when one applies)
+   * and answers the counts of what changed, empty when nothing did: applying
+   * the same manifest again changes nothing. So an import stopped before or
+   * after this step leaves the part all old or all new.
    */
   apply(manifest: Manifest): Promise<Record<string, number>>;
   /** The service's members of the site's manifest; undefined when it stores no such site. */
@@ -38,9 +40,9 @@ export function siteAdminHandlers(
     async importSite({ manifestJson, dryRun }) {
       const manifest = parseManifestOrRefuse(manifestJson);
       const siteId = manifest.site.id;
+      if (!dryRun) return { siteId, changes: await part.apply(manifest) };
       await part.check?.(manifest);
-      if (dryRun) return { siteId, changes: {} };
-      return { siteId, changes: await part.apply(manifest) };
+      return { siteId, changes: {} };
     },
 
     async exportSite({ siteId }) {

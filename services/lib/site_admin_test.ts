@@ -60,19 +60,19 @@ function client(part: SitePart, options: { adminToken?: string; bearer?: string 
 }
 
 describe("SiteAdminService", () => {
-  it("checks on a dry run and writes nothing; checks again, then applies, on an import", async () => {
+  it("checks on a dry run and writes nothing; applies (checking inside) on an import", async () => {
     const { part, calls } = recordingPart();
     const admin = client(part);
     expect(await admin.importSite(MANIFEST, true)).toMatchObject({ siteId: "shop", changes: {} });
     expect(calls).toEqual(["check shop"]);
     expect(await admin.importSite(MANIFEST, false)).toMatchObject({ changes: { site: 1 } });
-    expect(calls).toEqual(["check shop", "check shop", "apply shop"]);
+    expect(calls).toEqual(["check shop", "apply shop"]);
   });
 
   it("refuses a manifest the validator or the service's check refuses, naming the path", async () => {
     const { part, calls } = recordingPart(true);
     const admin = client(part);
-    const refused = await admin.importSite(MANIFEST, false).catch(reasonOf);
+    const refused = await admin.importSite(MANIFEST, true).catch(reasonOf);
     expect(refused).toMatchObject({
       reason: "invalid_manifest",
       fields: { path: "$.siteKeys[0]", problem: "belongs to another site" },

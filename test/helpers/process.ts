@@ -91,3 +91,32 @@ export async function startTask(
     },
   };
 }
+
+/**
+ * Starts one service alone, as a cluster runs it (`deno task service NAME`'s
+ * script, so a SIGKILL reaches the service itself), and resolves once it
+ * prints that it listens.
+ */
+export async function spawnService(
+  name: "auth" | "content" | "ingest",
+  env: Record<string, string>,
+): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command("deno", {
+    args: ["run", "-A", "services/cli/service.ts", name],
+    cwd: ROOT,
+    env: { HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes(`${name} listening on`)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${name} exited early: ${out}`);
+    out += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  return child;
+}

@@ -8,10 +8,9 @@ import { Code, limit, publicError, siteNotFound } from "../lib/errors.ts";
 import {
   generateKey,
   hashKey,
+  KEY_FORMATS,
   KEY_HASH,
   type KeyKind as Kind,
-  SECRET_KEY,
-  SITE_KEY,
   storedKeyHash,
 } from "../lib/keys.ts";
 import { LIMITS } from "../lib/formats.ts";
@@ -35,10 +34,14 @@ function importPlan(manifest: Manifest): SiteImport {
     domains: manifest.site.domains,
     siteKeyHashes: manifest.siteKeys.map(storedKeyHash),
     secretKeyHashes: manifest.secretKeys.map(storedKeyHash),
+    reportKeyHashes: manifest.reportKeys.map(storedKeyHash),
   };
 }
 
-/** The site, its domains and its keys: the members site.id, site.name, site.domains, siteKeys, secretKeys. */
+/**
+ * The site, its domains and its keys: the members site.id, site.name,
+ * site.domains, siteKeys, secretKeys, reportKeys.
+ */
 export function authSitePart(store: AuthStore, resolver: Resolver, bus: Bus): SitePart {
   return {
     async check(manifest) {
@@ -67,10 +70,17 @@ export function authSitePart(store: AuthStore, resolver: Resolver, bus: Bus): Si
         site: { id: site.siteId, name: site.name, domains: site.domains },
         siteKeys: await store.activeKeys(siteId, "site"),
         secretKeys: await store.activeKeys(siteId, "secret"),
+        reportKeys: await store.activeKeys(siteId, "report"),
       };
     },
   };
 }
+
+const KINDS: Partial<Record<KeyKind, Kind>> = {
+  [KeyKind.SITE]: "site",
+  [KeyKind.SECRET]: "secret",
+  [KeyKind.REPORT]: "report",
+};
 
 export function authAdminHandlers(
   store: AuthStore,
@@ -83,11 +93,7 @@ export function authAdminHandlers(
     },
 
     async createKey({ siteId, kind }) {
-      const k: Kind | undefined = kind === KeyKind.SITE
-        ? "site"
-        : kind === KeyKind.SECRET
-        ? "secret"
-        : undefined;
+      const k: Kind | undefined = KINDS[kind];
       if (!k) throw publicError(Code.InvalidArgument, "invalid_key_kind");
       const key = generateKey(k);
       const keyHash = hashKey(key);
@@ -104,7 +110,8 @@ export function authAdminHandlers(
     },
 
     async revokeKey({ key }) {
-      if (!SITE_KEY.test(key) && !SECRET_KEY.test(key) && !KEY_HASH.test(key)) {
+      const formats = Object.values(KEY_FORMATS).map((f) => f.pattern);
+      if (![...formats, KEY_HASH].some((format) => format.test(key))) {
         throw publicError(Code.InvalidArgument, "invalid_key_format");
       }
       const keyHash = storedKeyHash(key);

@@ -2,7 +2,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { Code, publicError } from "../lib/errors.ts";
-import { hashKey, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
+import { hashKey, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
 import type { Resolver } from "./resolver.ts";
 import { hostOfOrigin } from "../lib/origin.ts";
 
@@ -20,6 +20,12 @@ export function authHandlers(resolver: Resolver): ServiceImpl<typeof AuthService
     async resolveSecretKey({ key }) {
       if (!SECRET_KEY.test(key)) throw invalidKey();
       const { siteId, until } = await resolver.siteForKey("secret", hashKey(key));
+      if (!siteId) throw invalidKey();
+      return { siteId, cacheUntilMs: BigInt(until) };
+    },
+    async resolveReportKey({ key }) {
+      if (!REPORT_KEY.test(key)) throw invalidKey();
+      const { siteId, until } = await resolver.siteForKey("report", hashKey(key));
       if (!siteId) throw invalidKey();
       return { siteId, cacheUntilMs: BigInt(until) };
     },

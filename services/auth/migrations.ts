@@ -32,4 +32,14 @@ export const authMigrations: Migration[] = [
       create index keys_site on auth.keys (site_id, kind) where revoked_at is null;
     `,
   },
+  {
+    version: 2,
+    name: "report keys",
+    // A report key (rk_ + 48 hex) reads the reports of its one site.
+    sql: `
+      alter table auth.keys drop constraint keys_kind_check;
+      alter table auth.keys add constraint keys_kind_check
+        check (kind in ('site', 'secret', 'report'));
+    `,
+  },
 ];

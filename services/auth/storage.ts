@@ -22,6 +22,7 @@ export interface SiteImport {
   domains: string[];
   siteKeyHashes: string[];
   secretKeyHashes: string[];
+  reportKeyHashes: string[];
 }
 
 export interface ImportConflict {
@@ -91,6 +92,7 @@ export class AuthStore {
     const lists: [KeyKind, string[], string][] = [
       ["site", plan.siteKeyHashes, "$.siteKeys"],
       ["secret", plan.secretKeyHashes, "$.secretKeys"],
+      ["report", plan.reportKeyHashes, "$.reportKeys"],
     ];
     for (const [kind, hashes, path] of lists) {
       for (const [i, hash] of hashes.entries()) {
@@ -186,6 +188,7 @@ export class AuthStore {
       const lists: [KeyKind, string[], string][] = [
         ["site", plan.siteKeyHashes, "siteKeys"],
         ["secret", plan.secretKeyHashes, "secretKeys"],
+        ["report", plan.reportKeyHashes, "reportKeys"],
       ];
       for (const [kind, hashes, label] of lists) {
         for (const hash of hashes) {

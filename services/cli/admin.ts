@@ -10,12 +10,13 @@ import { ConfigError, loadConfig } from "../lib/config.ts";
 import { describeError } from "../lib/errors.ts";
 import { ManifestError } from "../lib/manifest/validate.ts";
 import { KeyKind } from "../lib/gen/crm/auth/v1/auth_pb.ts";
-import { type AdminClients, adminClients } from "./admin_clients.ts";
+import { type AdminClients, adminClients, SITE_SERVICES } from "./admin_clients.ts";
 import { exportManifest, importManifest } from "./site_manifest.ts";
 import type { Config } from "../lib/config.ts";
 import {
   exportCommand,
   retentionCommand,
+  statsCommand,
   UsageError,
   visitorCommand,
 } from "./analytics_commands.ts";
@@ -23,7 +24,8 @@ import {
 const USAGE = `usage: deno task admin <command>
   import FILE                              upsert a site manifest
   export-site SITE_ID                      print a site's manifest (key hashes, not keys)
-  key create SITE_ID --kind site|secret    create a key and print it once
+  key create SITE_ID --kind site|secret|report
+                                           create a key and print it once
   key revoke KEY                           revoke a key (or its sha256: hash)
   migrate                                  apply every service's pending migrations
   events export SITE_ID [--since ISO]      print stored custom events as NDJSON, oldest first
@@ -32,7 +34,8 @@ const USAGE = `usage: deno task admin <command>
   visitor delete SITE_ID VISITOR_ID [--leads]
                                            delete a visitor's profile, page views and events
                                            (and leads with --leads)
-  retention run                            delete page views and events older than RETENTION_DAYS`;
+  retention run                            delete page views and events older than RETENTION_DAYS
+  stats SITE_ID FILE                       print the answer of the reports query in FILE`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
 type Command = (clients: AdminClients, args: string[], config: Config) => Promise<unknown>;
@@ -41,6 +44,12 @@ function positional(args: string[], count: number, names: string): string[] {
   if (args.length !== count) throw new UsageError(`expected ${names}`);
   return args;
 }
+
+const KEY_KINDS: Record<string, KeyKind> = {
+  site: KeyKind.SITE,
+  secret: KeyKind.SECRET,
+  report: KeyKind.REPORT,
+};
 
 const commands: Record<string, Command> = {
   async import(clients, args) {
@@ -65,12 +74,8 @@ const commands: Record<string, Command> = {
         allowPositionals: true,
       });
       const [siteId] = positional(positionals, 1, "SITE_ID");
-      const kind = values.kind === "site"
-        ? KeyKind.SITE
-        : values.kind === "secret"
-        ? KeyKind.SECRET
-        : undefined;
-      if (kind === undefined) throw new UsageError("--kind must be site or secret");
+      const kind = KEY_KINDS[values.kind ?? ""];
+      if (kind === undefined) throw new UsageError("--kind must be site, secret or report");
       const created = await clients.auth.createKey({ siteId, kind });
       return { siteId, kind: values.kind, key: created.key, keyHash: created.keyHash };
     }
@@ -89,8 +94,8 @@ const commands: Record<string, Command> = {
   async migrate(clients, args) {
     positional(args, 0, "no arguments");
     const out: Record<string, { applied: number[]; current: number }> = {};
-    for (const [name, client] of Object.entries(clients)) {
-      const result = await client.migrate({});
+    for (const name of SITE_SERVICES) {
+      const result = await clients[name].migrate({});
       out[name] = { applied: result.appliedVersions, current: result.currentVersion };
     }
     return out;
@@ -101,6 +106,7 @@ const commands: Record<string, Command> = {
   leads: (clients, args) => exportCommand("leads", clients, args),
   visitor: (clients, args) => visitorCommand(clients, args),
   retention: (clients, args, config) => retentionCommand(clients, args, config),
+  stats: (clients, args) => statsCommand(clients, args),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -2,12 +2,13 @@
  * Clients for the services' admin RPCs, reached through AUTH_URL, CONTENT_URL
  * and INGEST_URL: each service's crm.admin.v1.SiteAdminService (migrate,
  * import, export), with auth's and ingest's own admin services beside it on
- * the same client.
+ * the same client, and ingest-service's reports (crm.stats.v1).
  */
 import type { Client } from "@connectrpc/connect";
 import { SiteAdminService } from "../lib/gen/crm/admin/v1/site_admin_pb.ts";
 import { AuthAdminService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { IngestAdminService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import type { Config } from "../lib/config.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
 
@@ -23,6 +24,7 @@ export interface AdminClients extends SiteAdminClients {
   auth: SiteAdminClient & Client<typeof AuthAdminService>;
   content: SiteAdminClient;
   ingest: SiteAdminClient & Client<typeof IngestAdminService>;
+  stats: Client<typeof StatsService>;
 }
 
 export function adminClients(config: Config, timeoutMs = 120_000): AdminClients {
@@ -35,5 +37,6 @@ export function adminClients(config: Config, timeoutMs = 120_000): AdminClients 
       ...site(config.ingestUrl),
       ...serviceClient(IngestAdminService, config.ingestUrl, options),
     },
+    stats: serviceClient(StatsService, config.ingestUrl, options),
   };
 }

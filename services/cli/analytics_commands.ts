@@ -1,12 +1,15 @@
 /**
  * The analytics commands of `deno task admin`: exports as NDJSON (one JSON
  * object a line, oldest first, streamed from ingest-service page by page),
- * visitor deletion and the retention job.
+ * visitor deletion, the retention job and the reports.
  */
 import { parseArgs } from "node:util";
 import type { Config } from "../lib/config.ts";
 import type { AdminClients } from "./admin_clients.ts";
 import { eventJson, leadJson, pageViewJson } from "./export_rows.ts";
+import { answerJson, queryBodyOf } from "../lib/stats/wire.ts";
+import { Code, publicError } from "../lib/errors.ts";
+import { userPath } from "./user_path.ts";
 
 export class UsageError extends Error {}
 
@@ -135,4 +138,33 @@ export async function retentionCommand(
     elapsedMs: Number(answer.elapsedMs),
     leads: "kept",
   };
+}
+
+/** A reports query can take this long (the reference engine over years of rows, say). */
+const STATS_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * `stats SITE_ID FILE`: the answer of the reports query in FILE, exactly as
+ * POST /stats/v1/query answers it (the body must be a JSON object, as there).
+ */
+export async function statsCommand(clients: AdminClients, args: string[]): Promise<unknown> {
+  if (args.length !== 2) throw new UsageError("expected SITE_ID FILE");
+  const [siteId, file] = args;
+  const text = await Deno.readTextFile(userPath(file, Deno.env.get("INIT_CWD"))).catch((e) => {
+    throw new UsageError(`cannot read ${file}: ${e.message}`);
+  });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw publicError(Code.InvalidArgument, "invalid_body");
+  }
+  const answer = await clients.stats.query(
+    { siteId, body: queryBodyOf(body as Record<string, unknown>) },
+    { timeoutMs: STATS_TIMEOUT_MS },
+  );
+  return answerJson(answer);
 }

@@ -81,6 +81,7 @@ const MANIFEST_ORDER = [
   "site",
   "siteKeys",
   "secretKeys",
+  "reportKeys",
   "blog",
   "pages",
   "sections",

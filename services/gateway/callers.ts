@@ -8,7 +8,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import type { Bus } from "../lib/bus.ts";
-import { hashKey, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
+import { hashKey, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
 import { reasonOf } from "../lib/errors.ts";
 import { TtlCache } from "../lib/ttl_cache.ts";
 import { hostOfOrigin } from "../lib/origin.ts";
@@ -58,6 +58,15 @@ export class Callers {
     if (!SECRET_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
     return this.#resolve(`key:${this.hashOf(key)}`, async () => {
       const answer = await this.auth.resolveSecretKey({ key });
+      return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
+    });
+  }
+
+  /** Resolves a report key (rk_...), which reads the reports of its site. */
+  reportKey(key: string): Promise<Caller> {
+    if (!REPORT_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
+    return this.#resolve(`key:${this.hashOf(key)}`, async () => {
+      const answer = await this.auth.resolveReportKey({ key });
       return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
     });
   }

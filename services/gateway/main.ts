@@ -17,6 +17,8 @@ import { demoPage } from "./demo_page.ts";
 import { buildWidget, WIDGET_OUTPUT } from "../../widget/build.ts";
 import { Batcher } from "./batcher.ts";
 import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
+import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
+import { statsApi } from "./stats_api.ts";
 
 /** Calls to ingest-service in flight at once, and requests allowed to wait for one. */
 const INGEST_IN_FLIGHT = 8;
@@ -59,6 +61,7 @@ export async function startGateway(
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
   const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: 10_000 });
+  const stats = serviceClient(StatsService, config.ingestUrl, { timeoutMs: 60_000 });
   const batcher = new Batcher<IngestItemInit, ItemResult>(
     async (items) => (await ingest.ingest({ items })).results,
     {
@@ -98,6 +101,7 @@ export async function startGateway(
       widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
       marketing: marketingApi({ batcher, callers, limiter, log }),
+      stats: statsApi({ stats, callers, limiter, log }),
     },
   });
   const server = Deno.serve(

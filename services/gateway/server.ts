@@ -18,6 +18,8 @@ export interface GatewayRoutes {
   demo?: Handler;
   /** Every request under /marketing/. */
   marketing: Handler;
+  /** Every request under /stats/. */
+  stats: Handler;
 }
 
 export interface GatewayHandlerOptions {
@@ -40,6 +42,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     if (path === "/widget.js") return routes.widget(ctx);
     if (routes.demo && (path === "/demo" || path.startsWith("/demo/"))) return routes.demo(ctx);
     if (path.startsWith("/marketing/")) return routes.marketing(ctx);
+    if (path.startsWith("/stats/")) return routes.stats(ctx);
     if (path === "/livez") return livez();
     if (path === "/healthz") return healthz(health);
     return jsonError(404, {

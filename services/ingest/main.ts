@@ -16,6 +16,9 @@ import { openGeo } from "./geo.ts";
 import { bundledReferrers } from "./referrers.ts";
 import type { WriteItem, WriteResult } from "./rows.ts";
 import { writeGroup } from "./writer.ts";
+import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
+import { statsHandlers } from "./stats/service.ts";
+import { referenceEngine } from "./stats/reference.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** Most items in one transaction, however many batches wait. */
@@ -52,7 +55,7 @@ export function startIngestService(
     name: "ingest",
     schema: INGEST_SCHEMA,
     migrations: ingestMigrations,
-    services: [IngestService, IngestAdminService, SiteAdminService],
+    services: [IngestService, IngestAdminService, SiteAdminService, StatsService],
     setup(context) {
       const store = new IngestStore(context.db);
       const types = new EventTypeCache((siteId) => store.eventTypes(siteId, "active"));
@@ -76,6 +79,14 @@ export function startIngestService(
           router.service(
             SiteAdminService,
             siteAdminHandlers(context, ingestSitePart({ store, types })),
+          );
+          router.service(
+            StatsService,
+            statsHandlers({
+              engine: referenceEngine(context.db),
+              siteTimeZone: (siteId) => store.siteTimeZone(siteId),
+              now: Date.now,
+            }),
           );
         },
         async close() {

@@ -37,6 +37,15 @@ export class IngestStore {
     return rows.map(toDef);
   }
 
+  /** The site's own time zone, null while it has none, undefined when the site is unknown. */
+  async siteTimeZone(siteId: string): Promise<string | null | undefined> {
+    const [site] = await this.db.query<{ time_zone: string | null }>(
+      "select time_zone from ingest.sites where site_id = $1",
+      [siteId],
+    );
+    return site === undefined ? undefined : site.time_zone;
+  }
+
   async siteExists(siteId: string): Promise<boolean> {
     const rows = await this.db.query("select 1 from ingest.sites where site_id = $1", [siteId]);
     return rows.length > 0;
@@ -44,12 +53,9 @@ export class IngestStore {
 
   /** The members of the site manifest this service owns, as export-site prints them. */
   async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
-    const [site] = await this.db.query<{ time_zone: string }>(
-      "select time_zone from ingest.sites where site_id = $1",
-      [siteId],
-    );
-    if (!site) return undefined;
-    return { site: { timeZone: site.time_zone }, eventTypes: await this.eventTypes(siteId) };
+    const timeZone = await this.siteTimeZone(siteId);
+    if (timeZone === undefined) return undefined;
+    return { site: { timeZone }, eventTypes: await this.eventTypes(siteId) };
   }
 
   /**
@@ -63,7 +69,7 @@ export class IngestStore {
     return await this.db.transaction(async (tx) => {
       const changes: Record<string, number> = {};
       const count = (what: string) => (changes[what] = (changes[what] ?? 0) + 1);
-      const [site] = await tx.query<{ time_zone: string }>(
+      const [site] = await tx.query<{ time_zone: string | null }>(
         "select time_zone from ingest.sites where site_id = $1 for update",
         [siteId],
       );

@@ -16,6 +16,8 @@ export interface RateLimits {
   marketingPerIp: number;
   /** Marketing requests per site per minute. */
   marketingPerSite: number;
+  /** Reports queries per report key per minute. */
+  statsPerKey: number;
 }
 
 export interface Config {
@@ -138,6 +140,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
       invalidKeyPerIp: integer(env, "RATE_LIMIT_INVALID_KEY_PER_IP", 20, 0, 1e9),
       marketingPerIp: integer(env, "RATE_LIMIT_MARKETING_PER_IP", 120, 1, 1e9),
       marketingPerSite: integer(env, "RATE_LIMIT_MARKETING_PER_SITE", 6000, 1, 1e9),
+      statsPerKey: integer(env, "RATE_LIMIT_STATS_PER_KEY", 600, 1, 1e9),
     },
     logLevel,
   };

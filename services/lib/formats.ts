@@ -57,6 +57,20 @@ export const LIMITS = {
   defaultBlogPageSize: 12,
 } as const;
 
+/**
+ * The IANA time zone a name stands for, in its own letter case
+ * ("europe/berlin" is "Europe/Berlin"), or undefined for anything else.
+ * Offsets ("+05:00") are not zone names and are refused.
+ */
+export function ianaTimeZone(name: string): string | undefined {
+  if (!/^[A-Za-z]/.test(name)) return undefined;
+  try {
+    return Temporal.Now.zonedDateTimeISO(name).timeZoneId;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Host of a domain or Origin compared without case and without a leading "www.". */
 export function canonicalHost(host: string): string {
   const lower = host.toLowerCase().replace(/\.$/, "");

@@ -16,7 +16,7 @@ import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
 import { loadConfig } from "../../services/lib/config.ts";
-import { adminClients } from "../../services/cli/admin_clients.ts";
+import { adminClients, SITE_SERVICES } from "../../services/cli/admin_clients.ts";
 import { importManifest } from "../../services/cli/site_manifest.ts";
 import { freePort } from "../helpers/ports.ts";
 
@@ -84,7 +84,7 @@ async function startCluster(databaseUrl: string, redisUrl: string, seed: string)
       await waitForLine(child, /listening on/);
     }
     const clients = adminClients(loadConfig(env, "admin"));
-    for (const client of Object.values(clients)) await client.migrate({});
+    for (const name of SITE_SERVICES) await clients[name].migrate({});
     await importManifest(clients, seed);
     for (let i = 0; i < 100; i++) {
       if ((await fetch(`${url}/healthz`).then((r) => r.status).catch(() => 0)) === 200) break;

@@ -44,6 +44,7 @@ export const RELAXED_LIMITS = {
   RATE_LIMIT_INVALID_KEY_PER_IP: "1000000",
   RATE_LIMIT_MARKETING_PER_IP: "1000000",
   RATE_LIMIT_MARKETING_PER_SITE: "1000000",
+  RATE_LIMIT_STATS_PER_KEY: "1000000",
 };
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {

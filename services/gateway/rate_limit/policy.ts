@@ -3,7 +3,8 @@
  * 300 requests per IP and 600 per site key a minute, and an IP that sent
  * more than 20 invalid-key requests in a minute is refused for the rest of
  * it, even with a valid key. Marketing routes: 120 per IP and 6000 per site a
- * minute, page views, events and leads together. Counting happens before the
+ * minute, page views, events and leads together. Reports: 600 queries per
+ * report key a minute. Counting happens before the
  * decision, so the first request over a limit is the first one refused.
  */
 import type { RateLimits } from "../../lib/config.ts";
@@ -77,6 +78,15 @@ export class RateLimiter {
     if (keyName && key > this.limits.contentPerKey) this.#refused.add(keyName, now);
     return bad > this.limits.invalidKeyPerIp || ip > this.limits.contentPerIp ||
       (keyName !== undefined && key > this.limits.contentPerKey);
+  }
+
+  /** True when the reports query (by a valid report key, given as its hash) must be answered 429. */
+  async statsLimited(keyHash: string, now: number): Promise<boolean> {
+    const name = `s:key:${keyHash}`;
+    if (this.#refused.has(name, now)) return true;
+    const [count] = await this.counter.hit([{ name, by: 1 }], now);
+    if (count > this.limits.statsPerKey) this.#refused.add(name, now);
+    return count > this.limits.statsPerKey;
   }
 
   /** True when the marketing request must be answered 429. */

@@ -8,6 +8,7 @@ const limits = {
   invalidKeyPerIp: 20,
   marketingPerIp: 120,
   marketingPerSite: 6000,
+  statsPerKey: 600,
 };
 const minute = 60_000;
 const t0 = 1000 * minute;
@@ -101,6 +102,17 @@ describe("marketing limits", () => {
       () => limiter.marketingLimited({ ip: `6.6.6.${Math.random()}`, siteId: "demo" }, t0),
     );
     expect(perSite).toEqual([false, false, false, false, false, true]);
+  });
+});
+
+describe("reports limits", () => {
+  it("allows 600 queries per report key a minute, each key on its own", async () => {
+    const limiter = new RateLimiter(new LocalCounter(), limits);
+    const first = await repeat(601, () => limiter.statsLimited("sha256:a", t0));
+    expect(first.indexOf(true)).toBe(600);
+    expect(await limiter.statsLimited("sha256:a", t0 + 10)).toBe(true);
+    expect(await limiter.statsLimited("sha256:b", t0)).toBe(false);
+    expect(await limiter.statsLimited("sha256:a", t0 + minute)).toBe(false);
   });
 });
 

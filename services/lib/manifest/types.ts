@@ -7,7 +7,8 @@ export type LanguageMap = Record<string, string>;
 export interface SiteDef {
   id: string;
   name: string;
-  timeZone: string;
+  /** An IANA zone, or null while the owner has not chosen one. */
+  timeZone: string | null;
   /** Active languages in CRM order: the order of every language map in responses. */
   languages: string[];
   /** Host names accepted as a page's Origin (lowercase, as written). */
@@ -84,6 +85,8 @@ export interface Manifest {
   /** Site keys, or their exported hashes ("sha256:<hex>"). */
   siteKeys: string[];
   secretKeys: string[];
+  /** Report keys (or their hashes); reportKeys is optional in the file. */
+  reportKeys: string[];
   blog: BlogSettings;
   pages: PageDef[];
   /** Sections that belong to no page. */

@@ -11,6 +11,7 @@ import {
   CURRENCY,
   EVENT_NAME,
   HOST_NAME,
+  ianaTimeZone,
   LANGUAGE_CODE,
   LIMITS,
   MARKER,
@@ -20,7 +21,7 @@ import {
   SITE_ID,
   SLUG,
 } from "../formats.ts";
-import { KEY_HASH, SECRET_KEY, SITE_KEY } from "../keys.ts";
+import { KEY_HASH, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../keys.ts";
 import type {
   BlockDef,
   BlogSettings,
@@ -136,22 +137,16 @@ function languageMap(value: unknown, path: string): LanguageMap {
   return out;
 }
 
-function validTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function site(value: unknown): SiteDef {
   const s = object(value, "$.site");
   // Checked in the manifest's field order, so the first fault reported is the first in the file.
   const id = matching(s.id, "$.site.id", SITE_ID, "lowercase letters, digits and hyphens, 2 to 63");
   const name = string(s.name, "$.site.name", id);
-  const timeZone = string(s.timeZone, "$.site.timeZone", "UTC");
-  if (!validTimeZone(timeZone)) fail("$.site.timeZone", "must be an IANA time zone");
+  // Absent or null while the owner has not chosen one: reports then use the zone a query names.
+  const timeZone = nullableString(s.timeZone, "$.site.timeZone");
+  if (timeZone !== null && ianaTimeZone(timeZone) === undefined) {
+    fail("$.site.timeZone", "must be an IANA time zone");
+  }
   const languages = array(s.languages, "$.site.languages").map((l, i) =>
     matching(l, `$.site.languages[${i}]`, LANGUAGE_CODE, "a language code such as en or pt-BR")
   );
@@ -374,6 +369,16 @@ export function validateManifest(input: unknown): Manifest {
   secretKeys.forEach((k, i) => {
     if (siteKeys.includes(k)) fail(`$.secretKeys[${i}]`, "is also listed as a site key");
   });
+  const reportKeys = keys(
+    root.reportKeys,
+    "$.reportKeys",
+    REPORT_KEY,
+    "rk_ followed by 48 lowercase hex",
+  );
+  reportKeys.forEach((k, i) => {
+    if (siteKeys.includes(k)) fail(`$.reportKeys[${i}]`, "is also listed as a site key");
+    if (secretKeys.includes(k)) fail(`$.reportKeys[${i}]`, "is also listed as a secret key");
+  });
   const blogSettings = blog(root.blog);
   // Repeated keys are refused as soon as their item is read, so a duplicate
   // is reported before faults further down the file.
@@ -411,6 +416,7 @@ export function validateManifest(input: unknown): Manifest {
     site: siteDef,
     siteKeys,
     secretKeys,
+    reportKeys,
     blog: blogSettings,
     pages,
     sections,

@@ -35,11 +35,18 @@ describe("validateManifest", () => {
     expect(minimal.site).toEqual({
       id: "shop",
       name: "shop",
-      timeZone: "UTC",
+      timeZone: null,
       languages: ["en"],
       domains: [],
     });
     expect(minimal.blog).toEqual({ pageSize: 12, order: "publishedAt:desc", scheduling: true });
+    expect(minimal.reportKeys).toEqual([]);
+    const unzoned = validateManifest({ site: { id: "shop", languages: ["en"], timeZone: null } });
+    expect(unzoned.site.timeZone).toBeNull();
+    const zoned = validateManifest({
+      site: { id: "shop", languages: ["en"], timeZone: "Asia/Kathmandu" },
+    });
+    expect(zoned.site.timeZone).toBe("Asia/Kathmandu");
     expect(minimal.pages).toEqual([]);
   });
 
@@ -48,11 +55,15 @@ describe("validateManifest", () => {
     expect(faultOf((m) => (m.site.languages = ["en", "EN"])).path).toBe("$.site.languages[1]");
     expect(faultOf((m) => (m.site.languages = [])).path).toBe("$.site.languages");
     expect(faultOf((m) => (m.site.timeZone = "Mars/Olympus")).path).toBe("$.site.timeZone");
+    expect(faultOf((m) => (m.site.timeZone = "+05:00")).path).toBe("$.site.timeZone");
+    expect(faultOf((m) => (m.site.timeZone = 7)).path).toBe("$.site.timeZone");
     expect(faultOf((m) => (m.site.domains = ["https://demo.example"])).path).toBe(
       "$.site.domains[0]",
     );
     expect(faultOf((m) => (m.siteKeys = ["pk_123"])).path).toBe("$.siteKeys[0]");
     expect(faultOf((m) => (m.secretKeys = ["sk_" + "a".repeat(47)])).path).toBe("$.secretKeys[0]");
+    expect(faultOf((m) => (m.reportKeys = ["rk_" + "A".repeat(48)])).path).toBe("$.reportKeys[0]");
+    expect(faultOf((m) => (m.reportKeys = [m.secretKeys[0]])).path).toBe("$.reportKeys[0]");
     expect(faultOf((m) => (m.blog.pageSize = 51)).path).toBe("$.blog.pageSize");
     expect(faultOf((m) => (m.blog.order = "title:asc")).path).toBe("$.blog.order");
     expect(faultOf((m) => (m.pages[0].marker = "home-page")).path).toBe("$.pages[0].marker");

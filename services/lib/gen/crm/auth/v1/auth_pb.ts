@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/auth/v1/auth.proto.
  */
 export const file_crm_auth_v1_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChZjcm0vYXV0aC92MS9hdXRoLnByb3RvEgtjcm0uYXV0aC52MSIkChVSZXNvbHZlU2l0ZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkEKFlJlc29sdmVTaXRlS2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChdSZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBILCgNrZXkYASABKAkiQwoYUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJgoUUmVzb2x2ZU9yaWdpblJlcXVlc3QSDgoGb3JpZ2luGAEgASgJIkAKFVJlc29sdmVPcmlnaW5SZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKDmNhY2hlX3VudGlsX21zGAIgASgDIhIKEExpc3RTaXRlc1JlcXVlc3QiJQoRTGlzdFNpdGVzUmVzcG9uc2USEAoIc2l0ZV9pZHMYASADKAkiRwoQQ3JlYXRlS2V5UmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEiIKBGtpbmQYAiABKA4yFC5jcm0uYXV0aC52MS5LZXlLaW5kIjIKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIQCghrZXlfaGFzaBgCIAEoCSIfChBSZXZva2VLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJPChFSZXZva2VLZXlSZXNwb25zZRIQCghrZXlfaGFzaBgBIAEoCRIPCgdzaXRlX2lkGAIgASgJEhcKD2FscmVhZHlfcmV2b2tlZBgDIAEoCCpLCgdLZXlLaW5kEhgKFEtFWV9LSU5EX1VOU1BFQ0lGSUVEEAASEQoNS0VZX0tJTkRfU0lURRABEhMKD0tFWV9LSU5EX1NFQ1JFVBACMqECCgtBdXRoU2VydmljZRJZCg5SZXNvbHZlU2l0ZUtleRIiLmNybS5hdXRoLnYxLlJlc29sdmVTaXRlS2V5UmVxdWVzdBojLmNybS5hdXRoLnYxLlJlc29sdmVTaXRlS2V5UmVzcG9uc2USXwoQUmVzb2x2ZVNlY3JldEtleRIkLmNybS5hdXRoLnYxLlJlc29sdmVTZWNyZXRLZXlSZXF1ZXN0GiUuY3JtLmF1dGgudjEuUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlElYKDVJlc29sdmVPcmlnaW4SIS5jcm0uYXV0aC52MS5SZXNvbHZlT3JpZ2luUmVxdWVzdBoiLmNybS5hdXRoLnYxLlJlc29sdmVPcmlnaW5SZXNwb25zZTL2AQoQQXV0aEFkbWluU2VydmljZRJKCglMaXN0U2l0ZXMSHS5jcm0uYXV0aC52MS5MaXN0U2l0ZXNSZXF1ZXN0Gh4uY3JtLmF1dGgudjEuTGlzdFNpdGVzUmVzcG9uc2USSgoJQ3JlYXRlS2V5Eh0uY3JtLmF1dGgudjEuQ3JlYXRlS2V5UmVxdWVzdBoeLmNybS5hdXRoLnYxLkNyZWF0ZUtleVJlc3BvbnNlEkoKCVJldm9rZUtleRIdLmNybS5hdXRoLnYxLlJldm9rZUtleVJlcXVlc3QaHi5jcm0uYXV0aC52MS5SZXZva2VLZXlSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChZjcm0vYXV0aC92MS9hdXRoLnByb3RvEgtjcm0uYXV0aC52MSIkChVSZXNvbHZlU2l0ZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkEKFlJlc29sdmVTaXRlS2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChdSZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBILCgNrZXkYASABKAkiQwoYUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJgoUUmVzb2x2ZU9yaWdpblJlcXVlc3QSDgoGb3JpZ2luGAEgASgJIkAKFVJlc29sdmVPcmlnaW5SZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKDmNhY2hlX3VudGlsX21zGAIgASgDIiYKF1Jlc29sdmVSZXBvcnRLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJDChhSZXNvbHZlUmVwb3J0S2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyISChBMaXN0U2l0ZXNSZXF1ZXN0IiUKEUxpc3RTaXRlc1Jlc3BvbnNlEhAKCHNpdGVfaWRzGAEgAygJIkcKEENyZWF0ZUtleVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIiCgRraW5kGAIgASgOMhQuY3JtLmF1dGgudjEuS2V5S2luZCIyChFDcmVhdGVLZXlSZXNwb25zZRILCgNrZXkYASABKAkSEAoIa2V5X2hhc2gYAiABKAkiHwoQUmV2b2tlS2V5UmVxdWVzdBILCgNrZXkYASABKAkiTwoRUmV2b2tlS2V5UmVzcG9uc2USEAoIa2V5X2hhc2gYASABKAkSDwoHc2l0ZV9pZBgCIAEoCRIXCg9hbHJlYWR5X3Jldm9rZWQYAyABKAgqYAoHS2V5S2luZBIYChRLRVlfS0lORF9VTlNQRUNJRklFRBAAEhEKDUtFWV9LSU5EX1NJVEUQARITCg9LRVlfS0lORF9TRUNSRVQQAhITCg9LRVlfS0lORF9SRVBPUlQQAzKCAwoLQXV0aFNlcnZpY2USWQoOUmVzb2x2ZVNpdGVLZXkSIi5jcm0uYXV0aC52MS5SZXNvbHZlU2l0ZUtleVJlcXVlc3QaIy5jcm0uYXV0aC52MS5SZXNvbHZlU2l0ZUtleVJlc3BvbnNlEl8KEFJlc29sdmVTZWNyZXRLZXkSJC5jcm0uYXV0aC52MS5SZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBolLmNybS5hdXRoLnYxLlJlc29sdmVTZWNyZXRLZXlSZXNwb25zZRJWCg1SZXNvbHZlT3JpZ2luEiEuY3JtLmF1dGgudjEuUmVzb2x2ZU9yaWdpblJlcXVlc3QaIi5jcm0uYXV0aC52MS5SZXNvbHZlT3JpZ2luUmVzcG9uc2USXwoQUmVzb2x2ZVJlcG9ydEtleRIkLmNybS5hdXRoLnYxLlJlc29sdmVSZXBvcnRLZXlSZXF1ZXN0GiUuY3JtLmF1dGgudjEuUmVzb2x2ZVJlcG9ydEtleVJlc3BvbnNlMvYBChBBdXRoQWRtaW5TZXJ2aWNlEkoKCUxpc3RTaXRlcxIdLmNybS5hdXRoLnYxLkxpc3RTaXRlc1JlcXVlc3QaHi5jcm0uYXV0aC52MS5MaXN0U2l0ZXNSZXNwb25zZRJKCglDcmVhdGVLZXkSHS5jcm0uYXV0aC52MS5DcmVhdGVLZXlSZXF1ZXN0Gh4uY3JtLmF1dGgudjEuQ3JlYXRlS2V5UmVzcG9uc2USSgoJUmV2b2tlS2V5Eh0uY3JtLmF1dGgudjEuUmV2b2tlS2V5UmVxdWVzdBoeLmNybS5hdXRoLnYxLlJldm9rZUtleVJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message crm.auth.v1.ResolveSiteKeyRequest
@@ -136,6 +136,45 @@ export const ResolveOriginResponseSchema: GenMessage<ResolveOriginResponse> = /*
   messageDesc(file_crm_auth_v1_auth, 5);
 
 /**
+ * @generated from message crm.auth.v1.ResolveReportKeyRequest
+ */
+export type ResolveReportKeyRequest = Message<"crm.auth.v1.ResolveReportKeyRequest"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.ResolveReportKeyRequest.
+ * Use `create(ResolveReportKeyRequestSchema)` to create a new message.
+ */
+export const ResolveReportKeyRequestSchema: GenMessage<ResolveReportKeyRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 6);
+
+/**
+ * @generated from message crm.auth.v1.ResolveReportKeyResponse
+ */
+export type ResolveReportKeyResponse = Message<"crm.auth.v1.ResolveReportKeyResponse"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: int64 cache_until_ms = 2;
+   */
+  cacheUntilMs: bigint;
+};
+
+/**
+ * Describes the message crm.auth.v1.ResolveReportKeyResponse.
+ * Use `create(ResolveReportKeyResponseSchema)` to create a new message.
+ */
+export const ResolveReportKeyResponseSchema: GenMessage<ResolveReportKeyResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 7);
+
+/**
  * @generated from message crm.auth.v1.ListSitesRequest
  */
 export type ListSitesRequest = Message<"crm.auth.v1.ListSitesRequest"> & {
@@ -146,7 +185,7 @@ export type ListSitesRequest = Message<"crm.auth.v1.ListSitesRequest"> & {
  * Use `create(ListSitesRequestSchema)` to create a new message.
  */
 export const ListSitesRequestSchema: GenMessage<ListSitesRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 6);
+  messageDesc(file_crm_auth_v1_auth, 8);
 
 /**
  * @generated from message crm.auth.v1.ListSitesResponse
@@ -163,7 +202,7 @@ export type ListSitesResponse = Message<"crm.auth.v1.ListSitesResponse"> & {
  * Use `create(ListSitesResponseSchema)` to create a new message.
  */
 export const ListSitesResponseSchema: GenMessage<ListSitesResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 7);
+  messageDesc(file_crm_auth_v1_auth, 9);
 
 /**
  * @generated from message crm.auth.v1.CreateKeyRequest
@@ -185,7 +224,7 @@ export type CreateKeyRequest = Message<"crm.auth.v1.CreateKeyRequest"> & {
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 8);
+  messageDesc(file_crm_auth_v1_auth, 10);
 
 /**
  * @generated from message crm.auth.v1.CreateKeyResponse
@@ -209,7 +248,7 @@ export type CreateKeyResponse = Message<"crm.auth.v1.CreateKeyResponse"> & {
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 9);
+  messageDesc(file_crm_auth_v1_auth, 11);
 
 /**
  * @generated from message crm.auth.v1.RevokeKeyRequest
@@ -228,7 +267,7 @@ export type RevokeKeyRequest = Message<"crm.auth.v1.RevokeKeyRequest"> & {
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 10);
+  messageDesc(file_crm_auth_v1_auth, 12);
 
 /**
  * @generated from message crm.auth.v1.RevokeKeyResponse
@@ -255,7 +294,7 @@ export type RevokeKeyResponse = Message<"crm.auth.v1.RevokeKeyResponse"> & {
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 11);
+  messageDesc(file_crm_auth_v1_auth, 13);
 
 /**
  * @generated from enum crm.auth.v1.KeyKind
@@ -275,6 +314,11 @@ export enum KeyKind {
    * @generated from enum value: KEY_KIND_SECRET = 2;
    */
   SECRET = 2,
+
+  /**
+   * @generated from enum value: KEY_KIND_REPORT = 3;
+   */
+  REPORT = 3,
 }
 
 /**
@@ -285,8 +329,8 @@ export const KeyKindSchema: GenEnum<KeyKind> = /*@__PURE__*/
 
 /**
  * AuthService turns what a caller presents (a site key, a secret key, a page
- * Origin) into the site it belongs to. Unknown or revoked keys answer
- * UNAUTHENTICATED with reason "invalid_key"; unknown origins answer
+ * Origin, a report key) into the site it belongs to. Unknown or revoked keys
+ * answer UNAUTHENTICATED with reason "invalid_key"; unknown origins answer
  * NOT_FOUND with reason "unknown_domain".
  *
  * @generated from service crm.auth.v1.AuthService
@@ -315,6 +359,16 @@ export const AuthService: GenService<{
     methodKind: "unary";
     input: typeof ResolveOriginRequestSchema;
     output: typeof ResolveOriginResponseSchema;
+  },
+  /**
+   * A report key (rk_ + 48 hex) reads the reports of its one site.
+   *
+   * @generated from rpc crm.auth.v1.AuthService.ResolveReportKey
+   */
+  resolveReportKey: {
+    methodKind: "unary";
+    input: typeof ResolveReportKeyRequestSchema;
+    output: typeof ResolveReportKeyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_auth_v1_auth, 0);

@@ -1,0 +1,112 @@
+/**
+ * POST /stats/v1/query, the reports. The gateway checks what is HTTP, in
+ * this order: the report key (x-report-key; 401 invalid_key before the body
+ * is read), the key's limit (429), the body's size (16 KB; 413) and that it
+ * is a JSON object (400 invalid_body). ingest-service judges the query and
+ * answers it; the typed answer is written here as the public JSON.
+ */
+import type { Client } from "@connectrpc/connect";
+import type { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
+import type { Logger } from "../lib/log.ts";
+import { answerJson, queryBodyOf } from "../lib/stats/wire.ts";
+import { type Handler, json, jsonError } from "./http.ts";
+import { withCors } from "./cors.ts";
+import { httpErrorOf } from "./rpc_errors.ts";
+import type { Callers } from "./callers.ts";
+import type { RateLimiter } from "./rate_limit/policy.ts";
+import { BodyTooLargeError, readLimitedText } from "./body.ts";
+import { isJsonObject } from "./ingest_body.ts";
+
+export const STATS_PATH = "/stats/v1/query";
+/** Request bodies of the query route: 16 KB. */
+export const STATS_BODY_LIMIT = 16 * 1024;
+
+/** Any origin may ask (the key is the credential; no cookies are involved). */
+const STATS_CORS: Readonly<Record<string, string>> = { "access-control-allow-origin": "*" };
+
+export interface StatsApiOptions {
+  stats: Client<typeof StatsService>;
+  callers: Callers;
+  limiter: RateLimiter;
+  log: Logger;
+  now?: () => number;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function statsApi(options: StatsApiOptions): Handler {
+  const now = options.now ?? Date.now;
+  const error = (status: number, body: { message: string; [k: string]: unknown }) =>
+    withCors(jsonError(status, body), STATS_CORS);
+
+  return async (ctx) => {
+    const { request, url } = ctx;
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, "") : url.pathname;
+    if (path !== STATS_PATH) {
+      return jsonError(404, {
+        message: `Cannot ${request.method} ${url.pathname}`,
+        error: "Not Found",
+        statusCode: 404,
+      });
+    }
+    ctx.route = STATS_PATH;
+    if (request.method === "OPTIONS") {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          ...STATS_CORS,
+          "access-control-allow-methods": "POST, OPTIONS",
+          "access-control-allow-headers": "x-report-key, content-type",
+          "access-control-max-age": "86400",
+        },
+      });
+    }
+    if (request.method !== "POST") {
+      return withCors(
+        jsonError(405, { message: "method_not_allowed" }, { allow: "POST, OPTIONS" }),
+        STATS_CORS,
+      );
+    }
+    try {
+      const key = request.headers.get("x-report-key") ?? "";
+      const caller = await options.callers.reportKey(key);
+      if (!caller.ok) return error(401, { message: "invalid_key" });
+      if (await options.limiter.statsLimited(options.callers.hashOf(key), now())) {
+        return error(429, { message: "rate_limit_exceeded" });
+      }
+      let text: string;
+      try {
+        text = await readLimitedText(request, STATS_BODY_LIMIT);
+      } catch (thrown) {
+        if (thrown instanceof BodyTooLargeError) {
+          return error(413, { message: "payload_too_large" });
+        }
+        return error(400, {
+          message: "invalid_body",
+          problem: "the body could not be read to its end",
+        });
+      }
+      const body = parseJson(text);
+      if (!isJsonObject(body)) {
+        return error(400, { message: "invalid_body", problem: "the body must be a JSON object" });
+      }
+      const answer = await options.stats.query({
+        siteId: caller.siteId,
+        body: queryBodyOf(body),
+      });
+      return withCors(json(200, answerJson(answer), { "cache-control": "no-store" }), STATS_CORS);
+    } catch (thrown) {
+      const failure = httpErrorOf(thrown);
+      if (failure.serverSide) {
+        options.log.error("stats query failed", { requestId: ctx.requestId, error: thrown });
+      }
+      return error(failure.status, failure.body);
+    }
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * A query ready to run: the site, its zone, the range as instants, the
+ * buckets of each time dimension, and the SQL pieces every engine shares
+ * (parameters, filters, how the partial sums come back). An engine reads the
+ * stored data its own way and answers the same Partials, which finish.ts
+ * turns into the answer.
+ */
+import type { Param } from "../../lib/db/mod.ts";
+import type { Buckets } from "./calendar.ts";
+import {
+  type DimensionName,
+  type EventDimension,
+  type Filter,
+  isEventDimension,
+  isTimeDimension,
+  isVisitDimension,
+  type StatsQuery,
+  type TimeDimension,
+  type VisitDimension,
+} from "./query.ts";
+
+export interface Plan {
+  siteId: string;
+  query: StatsQuery;
+  /** The zone days and hours are local to. */
+  zone: string;
+  /** The range: [startMs, endMs). */
+  startMs: number;
+  endMs: number;
+  /** Buckets of each time dimension of the query, over the part of the range that holds data. */
+  buckets: Map<TimeDimension, Buckets>;
+}
+
+/** The sums an engine answers for one group (or for all rows, the totals). */
+export interface Sums {
+  pageviews: number;
+  events: number;
+  leads: number;
+  visitors: number;
+  visits: number;
+  /** Visits with exactly one page view and no event. */
+  bounces: number;
+  /** Sum over visits of first-to-last row, in milliseconds. */
+  durationMs: number;
+  /** Sum over visits of their page views. */
+  visitPageviews: number;
+  /** conversion_rate: visitors counted without the event: filters, and those of them who sent a matching event. */
+  reached: number;
+  converted: number;
+  /** Revenue in minor units by currency. */
+  revenue: Map<string, bigint>;
+}
+
+export const emptySums = (): Sums => ({
+  pageviews: 0,
+  events: 0,
+  leads: 0,
+  visitors: 0,
+  visits: 0,
+  bounces: 0,
+  durationMs: 0,
+  visitPageviews: 0,
+  reached: 0,
+  converted: 0,
+  revenue: new Map(),
+});
+
+export interface Group {
+  /** One value per query dimension (time dimensions as labels); null where the data does not know. */
+  dims: (string | null)[];
+  sums: Sums;
+}
+
+export interface Partials {
+  /** Every combination of the dimensions that has data. */
+  groups: Group[];
+  /** The sums over all rows (no dimensions). */
+  all: Sums;
+}
+
+/** Positional SQL parameters. */
+export class Params {
+  readonly list: Param[] = [];
+  add(value: Param): string {
+    this.list.push(value);
+    return `$${this.list.length}`;
+  }
+}
+
+/** A Postgres array literal of text values. */
+export function textArray(values: readonly string[]): string {
+  const quoted = values.map((v) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`);
+  return `{${quoted.join(",")}}`;
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The column of the visits relation that holds a visit: dimension. */
+export const VISIT_COLUMN: Record<VisitDimension, string> = {
+  "visit:channel": "channel",
+  "visit:source": "source",
+  "visit:utm_source": "utm_source",
+  "visit:utm_medium": "utm_medium",
+  "visit:utm_campaign": "utm_campaign",
+  "visit:utm_term": "utm_term",
+  "visit:utm_content": "utm_content",
+  "visit:ad_link": "ad_link",
+  "visit:entry_page": "entry_page",
+  "visit:country": "country",
+  "visit:device": "device",
+  "visit:browser": "browser",
+  "visit:os": "os",
+  "visit:visitor_type": "visitor_type",
+};
+
+/** The column of the rows relation that holds an event: dimension. */
+export const EVENT_COLUMN: Record<EventDimension, string> = {
+  "event:name": "name",
+  "event:page": "page",
+};
+
+/** Row kinds as the engines write them. */
+export const KIND = { pageview: 1, event: 2, lead: 3 } as const;
+
+/**
+ * A filter as a SQL condition on `column`. A null never matches a value, so
+ * is and contains fail on it and is_not and contains_not hold; contains is a
+ * case-insensitive substring. Under an event:name filter only custom events
+ * match, whatever the operator.
+ */
+export function filterCondition(filter: Filter, column: string, params: Params): string {
+  const values = `${params.add(textArray(filter.values))}::text[]`;
+  const matches = filter.operator === "is" || filter.operator === "is_not"
+    ? `coalesce(${column} = any(${values}), false)`
+    : `exists (select 1 from unnest(${values}) as v(x) where strpos(lower(${column}), lower(v.x)) > 0)`;
+  const positive = filter.operator === "is" || filter.operator === "contains";
+  const condition = positive ? matches : `not ${matches}`;
+  return filter.dimension === "event:name" ? `(kind = ${KIND.event} and ${condition})` : condition;
+}
+
+export function visitFilters(query: StatsQuery, params: Params, alias = ""): string[] {
+  return query.filters.filter((f) => isVisitDimension(f.dimension)).map((f) =>
+    filterCondition(f, alias + VISIT_COLUMN[f.dimension as VisitDimension], params)
+  );
+}
+
+export function eventFilters(query: StatsQuery, params: Params, alias = ""): string[] {
+  return query.filters.filter((f) => isEventDimension(f.dimension)).map((f) =>
+    filterCondition(f, alias + EVENT_COLUMN[f.dimension as EventDimension], params)
+  );
+}
+
+export const and = (conditions: string[]) =>
+  conditions.length ? conditions.map((c) => `(${c})`).join(" and ") : "true";
+
+/** The SQL array parameters that put an instant in its bucket: starts, and label ids. */
+export function bucketParams(buckets: Buckets, params: Params): { starts: string; ids: string } {
+  return {
+    starts: `${params.add(`{${buckets.starts.map(iso).join(",")}}`)}::timestamptz[]`,
+    ids: `${params.add(`{${buckets.labelIds.join(",")}}`)}::int[]`,
+  };
+}
+
+/** The label id of the bucket an instant column falls in. */
+export const bucketOf = (at: string, b: { starts: string; ids: string }) =>
+  `(${b.ids})[width_bucket(${at}, ${b.starts})]`;
+
+export function dimensionKinds(query: StatsQuery) {
+  return {
+    time: query.dimensions.filter(isTimeDimension),
+    visit: query.dimensions.filter(isVisitDimension),
+    event: query.dimensions.filter(isEventDimension),
+    eventFiltered: query.filters.some((f) => isEventDimension(f.dimension)),
+  };
+}
+
+export type { DimensionName };
+export { isEventDimension, isTimeDimension, isVisitDimension };

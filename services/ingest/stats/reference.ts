@@ -1,0 +1,141 @@
+/**
+ * The reference engine: any query computed from the stored rows alone (page
+ * views, events, leads), with no table kept for the purpose. It is the plain
+ * statement of what every number means, the oracle the fast engine is tested
+ * against, and what `deno task bench stats` compares it with.
+ *
+ * A visit is one session id; a row without one is a visit of its own. The
+ * visit's attributes are those of its session's first stored page view (by
+ * time, then storage order), bots included and whatever the range; a visit
+ * without a page view takes the channel, UTM tags and ad link of its first
+ * row.
+ */
+import type { Queryable } from "../../lib/db/mod.ts";
+import { runAggregate } from "./aggregate.ts";
+import type { StatsEngine } from "./service.ts";
+import { iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
+
+/** The attribute columns of a row of each kind (page views carry them all). */
+const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
+const VIEW_ONLY = "url, referrer, country, device, browser, os, new_visitor";
+const NO_VIEW_ONLY =
+  "null::text, null::text, null::text, null::text, null::text, null::text, null::boolean";
+
+/** The CTEs v and r of aggregate.ts, from the stored rows. */
+export function referenceSources(plan: Plan, params: Params): string {
+  const site = params.add(plan.siteId);
+  const from = `${params.add(iso(plan.startMs))}::timestamptz`;
+  const to = `${params.add(iso(plan.endMs))}::timestamptz`;
+  const humansOnly = !plan.query.includeBots;
+  const range = (alias: string) =>
+    `${alias}.site_id = ${site} and ${alias}.received_at >= ${from} and ${alias}.received_at < ${to}`;
+  return `
+    raw as (
+      select ${KIND.pageview} as kind, p.received_at as at, p.seq, p.visitor_id, p.session_id,
+             p.url as page_url, null::text as name, null::bigint as value, null::text as currency,
+             ${ATTRIBUTION}, ${VIEW_ONLY}
+        from ingest.page_views p
+       where ${range("p")}${humansOnly ? " and not p.bot" : ""}
+      union all
+      select ${KIND.event}, e.received_at, e.seq, e.visitor_id, e.session_id, e.url, e.name,
+             e.value, e.currency, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
+        from ingest.events e
+       where ${range("e")}${humansOnly ? " and e.bot is not true" : ""}
+      union all
+      select ${KIND.lead}, l.received_at, l.seq, l.visitor_id, l.session_id, null, null, null,
+             null, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
+        from ingest.leads l
+       where ${range("l")}
+    ),
+    r as (
+      select kind, at, name, value, currency,
+             coalesce('s' || session_id, 'r' || seq) as visit_key,
+             coalesce('v' || visitor_id, 's' || session_id, 'r' || seq) as visitor_key,
+             ingest.url_path(page_url) as page
+        from raw
+    ),
+    sessions as (select distinct session_id from raw where session_id is not null),
+    attribute_rows as (
+      select 's' || p.session_id as visit_key, ${KIND.pageview} as kind, p.received_at as at,
+             p.seq, ${ATTRIBUTION}, ${VIEW_ONLY}
+        from ingest.page_views p
+       where p.site_id = ${site} and p.session_id in (select session_id from sessions)
+      union all
+      select 's' || e.session_id, ${KIND.event}, e.received_at, e.seq, ${ATTRIBUTION},
+             ${NO_VIEW_ONLY}
+        from ingest.events e
+       where e.site_id = ${site} and e.session_id in (select session_id from sessions)
+      union all
+      select 's' || l.session_id, ${KIND.lead}, l.received_at, l.seq, ${ATTRIBUTION},
+             ${NO_VIEW_ONLY}
+        from ingest.leads l
+       where l.site_id = ${site} and l.session_id in (select session_id from sessions)
+      union all
+      select 'r' || seq, kind, at, seq, ${ATTRIBUTION}, page_url, referrer, country, device,
+             browser, os, new_visitor
+        from raw where session_id is null
+    ),
+    first_rows as (
+      select distinct on (visit_key) *
+        from attribute_rows
+       order by visit_key, kind <> ${KIND.pageview}, at, seq
+    ),
+    attributes as (
+      select visit_key, ${ATTRIBUTION},
+             case when kind = ${KIND.pageview} then ingest.url_path(url) end as entry_page,
+             coalesce(utm_source, ingest.referrer_source(referrer, url)) as source,
+             country, device, browser, os,
+             case when new_visitor then 'new' when not new_visitor then 'returning' end
+               as visitor_type
+        from first_rows
+    ),
+    spans as (
+      select visit_key, min(at) as first_at, max(at) as last_at,
+             count(*) filter (where kind = ${KIND.pageview}) as pv,
+             count(*) filter (where kind = ${KIND.event}) as ev
+        from r group by visit_key
+    ),
+    v as (
+      select s.visit_key, s.first_at, s.pv, s.ev,
+             round(extract(epoch from s.last_at - s.first_at) * 1000)::bigint as dur_ms,
+             a.channel, a.source, a.utm_source, a.utm_medium, a.utm_campaign, a.utm_term,
+             a.utm_content, a.ad_link, a.entry_page, a.country, a.device, a.browser, a.os,
+             a.visitor_type
+        from spans s join attributes a using (visit_key)
+    )`;
+}
+
+export function referencePartials(db: Queryable, plan: Plan): Promise<Partials> {
+  const params = new Params();
+  return runAggregate(db, plan, params, referenceSources(plan, params));
+}
+
+/** The reference engine: everything from the stored rows. */
+export function referenceEngine(db: Queryable): StatsEngine {
+  return {
+    async extent(siteId, range, includeBots) {
+      const [row] = await db.query<{ first: Date | string | null; last: Date | string | null }>(
+        `select min(f) as first, max(l) as last from (
+           select min(received_at) as f, max(received_at) as l from ingest.page_views
+            where site_id = $1 and received_at >= $2::timestamptz and received_at < $3::timestamptz
+              and ($4 or not bot)
+           union all
+           select min(received_at), max(received_at) from ingest.events
+            where site_id = $1 and received_at >= $2::timestamptz and received_at < $3::timestamptz
+              and ($4 or bot is not true)
+           union all
+           select min(received_at), max(received_at) from ingest.leads
+            where site_id = $1 and received_at >= $2::timestamptz and received_at < $3::timestamptz
+         ) as x`,
+        [siteId, bound(range.from, "-infinity"), bound(range.to, "infinity"), includeBots],
+      );
+      if (!row || row.first === null || row.last === null) return undefined;
+      return { first: new Date(row.first).getTime(), last: new Date(row.last).getTime() };
+    },
+    partials: (plan) => referencePartials(db, plan),
+  };
+}
+
+/** An instant as a SQL parameter, or an infinity when there is no bound. */
+export const bound = (ms: number | undefined, infinity: "-infinity" | "infinity") =>
+  ms === undefined ? infinity : iso(ms);

@@ -4,6 +4,9 @@ import { runTask, startTask } from "./helpers/process.ts";
 import { readFixture, startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { STORAGES } from "./helpers/env.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
+import { authMigrations } from "../services/auth/migrations.ts";
+import { contentMigrations } from "../services/content/migrations.ts";
+import { ingestMigrations } from "../services/ingest/migrations.ts";
 
 const FIXTURE = "test/fixtures/contract-example.json";
 
@@ -157,9 +160,9 @@ describe("deno task admin", () => {
     const result = await runTask(["admin", "migrate"], env);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
-      auth: { applied: [], current: 1 },
-      content: { applied: [], current: 1 },
-      ingest: { applied: [], current: 2 },
+      auth: { applied: [], current: authMigrations.length },
+      content: { applied: [], current: contentMigrations.length },
+      ingest: { applied: [], current: ingestMigrations.length },
     });
   });
 });

@@ -94,8 +94,11 @@ export function aggregateSql(plan: Plan, params: Params, sources: string): strin
     }
   });
   const selected = and(eventFilters(query, params));
-  const nameFilters = query.filters.filter((f) => f.dimension === "event:name")
-    .map((f) => filterCondition(f, "name", params));
+  const converts = () =>
+    and(
+      query.filters.filter((f) => f.dimension === "event:name")
+        .map((f) => filterCondition(f, "name", params)),
+    );
   const dims = (cols: string[]) =>
     [0, 1, 2].map((i) => `${i < cols.length ? `${cols[i]}::text` : "null::text"} as d${i}`)
       .join(", ");
@@ -136,9 +139,7 @@ export function aggregateSql(plan: Plan, params: Params, sources: string): strin
     if (needs.conversion) {
       parts.push(
         `select '${tag("c")}', ${dims(rows)}, (count(distinct visitor_key))::text,
-           (count(distinct visitor_key) filter (where kind = ${KIND.event} and ${
-          and(nameFilters)
-        }))::text,
+           (count(distinct visitor_key) filter (where kind = ${KIND.event} and ${converts()}))::text,
            null, null, null
            from fr ${groupBy(rows)}`,
       );
@@ -172,23 +173,17 @@ export function readParts(plan: Plan, rows: PartRow[]): Partials {
     const timeLabels = labels[i];
     return timeLabels && raw !== null ? timeLabels[Number(raw)] : raw;
   };
-  const sumsOf = (row: PartRow, create: boolean): Sums | undefined => {
+  const sumsOf = (row: PartRow): Sums => {
     if (row.part === row.part.toUpperCase()) return all;
     const dims = query.dimensions.map((_, i) => valueOf(row, i));
     const key = JSON.stringify(dims);
     let group = groups.get(key);
-    if (!group && create) groups.set(key, group = { dims, sums: emptySums() });
-    return group?.sums;
+    if (!group) groups.set(key, group = { dims, sums: emptySums() });
+    return group.sums;
   };
-  // Lines that make groups first, so conversion and revenue only fill them in.
-  const order = ["r", "v", "m", "c"];
-  const sorted = [...rows].sort((a, b) =>
-    order.indexOf(a.part.toLowerCase()) - order.indexOf(b.part.toLowerCase())
-  );
-  for (const row of sorted) {
+  for (const row of rows) {
     const part = row.part.toLowerCase();
-    const sums = sumsOf(row, part === "r" || part === "v");
-    if (!sums) continue;
+    const sums = sumsOf(row);
     if (part === "r") {
       sums.pageviews += num(row.n1);
       sums.events += num(row.n2);

@@ -129,7 +129,7 @@ export const KIND = { pageview: 1, event: 2, lead: 3 } as const;
  * match, whatever the operator.
  */
 export function filterCondition(filter: Filter, column: string, params: Params): string {
-  const values = `${params.add(textArray(filter.values))}::text[]`;
+  const values = `${params.add(textArray(filter.values))}::text::text[]`;
   const matches = filter.operator === "is" || filter.operator === "is_not"
     ? `coalesce(${column} = any(${values}), false)`
     : `exists (select 1 from unnest(${values}) as v(x) where strpos(lower(${column}), lower(v.x)) > 0)`;
@@ -156,8 +156,8 @@ export const and = (conditions: string[]) =>
 /** The SQL array parameters that put an instant in its bucket: starts, and label ids. */
 export function bucketParams(buckets: Buckets, params: Params): { starts: string; ids: string } {
   return {
-    starts: `${params.add(`{${buckets.starts.map(iso).join(",")}}`)}::timestamptz[]`,
-    ids: `${params.add(`{${buckets.labelIds.join(",")}}`)}::int[]`,
+    starts: `${params.add(`{${buckets.starts.map(iso).join(",")}}`)}::text::timestamptz[]`,
+    ids: `${params.add(`{${buckets.labelIds.join(",")}}`)}::text::int[]`,
   };
 }
 

@@ -197,6 +197,9 @@ function filters(value: Json | undefined): Filter[] {
     ) {
       throw new QueryError(field, "values must be a non-empty list of strings");
     }
+    if ((values as string[]).some((v) => v.includes("\u0000"))) {
+      throw new QueryError(field, "values must not contain the NUL character");
+    }
     return { operator, dimension, values: values as string[] };
   });
 }

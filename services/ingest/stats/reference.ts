@@ -24,8 +24,8 @@ const NO_VIEW_ONLY =
 /** The CTEs v and r of aggregate.ts, from the stored rows. */
 export function referenceSources(plan: Plan, params: Params): string {
   const site = params.add(plan.siteId);
-  const from = `${params.add(iso(plan.startMs))}::timestamptz`;
-  const to = `${params.add(iso(plan.endMs))}::timestamptz`;
+  const from = `${params.add(iso(plan.startMs))}::text::timestamptz`;
+  const to = `${params.add(iso(plan.endMs))}::text::timestamptz`;
   const humansOnly = !plan.query.includeBots;
   const range = (alias: string) =>
     `${alias}.site_id = ${site} and ${alias}.received_at >= ${from} and ${alias}.received_at < ${to}`;
@@ -117,15 +117,15 @@ export function referenceEngine(db: Queryable): StatsEngine {
       const [row] = await db.query<{ first: Date | string | null; last: Date | string | null }>(
         `select min(f) as first, max(l) as last from (
            select min(received_at) as f, max(received_at) as l from ingest.page_views
-            where site_id = $1 and received_at >= $2::timestamptz and received_at < $3::timestamptz
+            where site_id = $1 and received_at >= $2::text::timestamptz and received_at < $3::text::timestamptz
               and ($4 or not bot)
            union all
            select min(received_at), max(received_at) from ingest.events
-            where site_id = $1 and received_at >= $2::timestamptz and received_at < $3::timestamptz
+            where site_id = $1 and received_at >= $2::text::timestamptz and received_at < $3::text::timestamptz
               and ($4 or bot is not true)
            union all
            select min(received_at), max(received_at) from ingest.leads
-            where site_id = $1 and received_at >= $2::timestamptz and received_at < $3::timestamptz
+            where site_id = $1 and received_at >= $2::text::timestamptz and received_at < $3::text::timestamptz
          ) as x`,
         [siteId, bound(range.from, "-infinity"), bound(range.to, "infinity"), includeBots],
       );

@@ -37,3 +37,12 @@ export async function readLimitedText(request: Request, limit: number): Promise<
   }
   return new TextDecoder().decode(bytes);
 }
+
+/** The value of a JSON text, or undefined when the text is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

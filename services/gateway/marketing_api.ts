@@ -25,7 +25,7 @@ import { httpErrorOf, httpErrorOfReason } from "./rpc_errors.ts";
 import type { Caller, Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { type Batcher, OverloadedError } from "./batcher.ts";
-import { BodyTooLargeError, readLimitedText } from "./body.ts";
+import { BodyTooLargeError, parseJson, readLimitedText } from "./body.ts";
 import { type BodyKind, ingestBodyOf, isJsonObject } from "./ingest_body.ts";
 
 export type IngestItemInit = MessageInitShape<typeof IngestItemSchema>;
@@ -70,14 +70,6 @@ export function pageOrigin(headers: Headers): string | null {
 function isJsonType(contentType: string | null): boolean {
   const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 export function marketingApi(options: MarketingApiOptions): Handler {

@@ -14,7 +14,7 @@ import { withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
-import { BodyTooLargeError, readLimitedText } from "./body.ts";
+import { BodyTooLargeError, parseJson, readLimitedText } from "./body.ts";
 import { isJsonObject } from "./ingest_body.ts";
 
 export const STATS_PATH = "/stats/v1/query";
@@ -30,14 +30,6 @@ export interface StatsApiOptions {
   limiter: RateLimiter;
   log: Logger;
   now?: () => number;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 export function statsApi(options: StatsApiOptions): Handler {

@@ -22,6 +22,7 @@ import {
 import { type GatewayReplica, startGatewayReplica } from "./helpers/gateway.ts";
 import { type OwnRedis, ownRedisWanted, startOwnRedis } from "./helpers/redis_server.ts";
 import { KeyKind } from "../services/lib/gen/crm/auth/v1/auth_pb.ts";
+import { ManualClock } from "../services/lib/clock.ts";
 
 /** The specification's limits: no RATE_LIMIT_* setting, so the defaults apply. */
 const SPECIFIED = {
@@ -31,6 +32,8 @@ const SPECIFIED = {
   RATE_LIMIT_INVALID_KEY_PER_IP: "",
 };
 const REDIS_WANTED = REDIS_URL !== undefined || await ownRedisWanted();
+/** Every system's time: a test that needs room in a window moves it, never waits. */
+const clock = new ManualClock();
 
 let ipSeed = Math.floor(Math.random() * 200);
 /** A client address no other test uses. */
@@ -81,7 +84,7 @@ function limitRows(urls: () => string[], system: () => TestSystem) {
     (await system().system.admin.auth.createKey({ siteId: "acme", kind: KeyKind.SITE })).key;
 
   it("allows 300 requests per IP a minute and refuses the rest with 429", async () => {
-    await roomInWindow(15_000);
+    roomInWindow(clock, 15_000);
     const [ip, key, other] = [freshIp(), await freshKey(), await freshKey()];
     const statuses = await burst(urls(), 300, anyPath, () => ({ ip, key }));
     expect(statuses.filter((s) => s === 429)).toEqual([]);
@@ -94,7 +97,7 @@ function limitRows(urls: () => string[], system: () => TestSystem) {
   });
 
   it("allows 600 requests per site key a minute, from any addresses", async () => {
-    await roomInWindow(15_000);
+    roomInWindow(clock, 15_000);
     const [key, other] = [await freshKey(), await freshKey()];
     const ips = [freshIp(), freshIp(), freshIp()];
     const statuses = await burst(urls(), 600, anyPath, (i) => ({ ip: ips[i % 3], key }));
@@ -107,7 +110,7 @@ function limitRows(urls: () => string[], system: () => TestSystem) {
   });
 
   it("blocks an IP with more than 20 invalid-key requests, even with a valid key", async () => {
-    await roomInWindow(15_000);
+    roomInWindow(clock, 15_000);
     const [ip, key] = [freshIp(), await freshKey()];
     const invalid = [null, "pk_bad", UNKNOWN_KEY, key.toUpperCase()];
     const statuses = await burst(urls(), 20, anyPath, (i) => ({ ip, key: invalid[i % 4] }));
@@ -120,7 +123,7 @@ function limitRows(urls: () => string[], system: () => TestSystem) {
   });
 
   it("counts valid requests apart from invalid ones: 20 invalid then valid ones pass", async () => {
-    await roomInWindow(15_000);
+    roomInWindow(clock, 15_000);
     const [ip, key] = [freshIp(), await freshKey()];
     expect(await burst(urls(), 20, anyPath, () => ({ ip, key: null }))).toEqual(
       Array(20).fill(401),
@@ -133,7 +136,7 @@ describe.each(STORAGES)("content API limits on %s", (storage) => {
   let sys: TestSystem;
 
   beforeAll(async () => {
-    sys = await startTestSystem({ storage, seed: await acmeSite(), env: SPECIFIED });
+    sys = await startTestSystem({ storage, seed: await acmeSite(), env: SPECIFIED, clock });
   });
   afterAll(async () => {
     await sys?.close();
@@ -164,6 +167,7 @@ describe("content API limits are settings", () => {
   it("takes smaller limits from the environment, and the socket address without TRUST_PROXY", async () => {
     const sys = await startTestSystem({
       seed: await acmeSite(),
+      clock,
       env: {
         TRUST_PROXY: "0",
         RATE_LIMIT_CONTENT_PER_IP: "5",
@@ -172,7 +176,7 @@ describe("content API limits are settings", () => {
       },
     });
     try {
-      await roomInWindow(5_000);
+      roomInWindow(clock, 5_000);
       // A client cannot escape its limit by writing X-Forwarded-For itself.
       const statuses = await burst([sys.url], 6, anyPath, () => ({ ip: freshIp() }));
       expect(statuses.slice(0, 5)).not.toContain(429);
@@ -198,6 +202,7 @@ describe.each(STORAGES)("content API limits shared through Redis on %s", (storag
       storage,
       seed: await acmeSite(),
       env: { ...SPECIFIED, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix },
+      clock,
     });
     replica = await startGatewayReplica(sys, { redisUrl });
   });

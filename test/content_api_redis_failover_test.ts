@@ -12,6 +12,7 @@ import { acmeSite, call, eventually, roomInWindow } from "./helpers/content.ts";
 import { type CapturedLog, captureLog } from "./helpers/log_capture.ts";
 import { type OwnRedis, ownRedisWanted, startOwnRedis } from "./helpers/redis_server.ts";
 import { RedisCounter } from "../services/gateway/rate_limit/redis_counter.ts";
+import { ManualClock } from "../services/lib/clock.ts";
 
 const REDIS_WANTED = REDIS_URL !== undefined || await ownRedisWanted();
 const PER_IP = 5;
@@ -25,6 +26,7 @@ describe.each([STORAGE])("content API when Redis fails, on %s", (storage) => {
   let sys: TestSystem;
   let captured: CapturedLog;
   let ipSeed = 0;
+  const clock = new ManualClock();
   const freshIp = () => `192.0.2.${++ipSeed}`;
   const status = async (ip: string) =>
     (await call(sys.url, "/content/v1/pages/home", { ip })).status;
@@ -57,6 +59,7 @@ describe.each([STORAGE])("content API when Redis fails, on %s", (storage) => {
       storage,
       seed: await acmeSite(),
       log: captured.log,
+      clock,
       env: {
         REDIS_URL: own.url,
         REDIS_KEY_PREFIX: PREFIX,
@@ -101,7 +104,7 @@ describe.each([STORAGE])("content API when Redis fails, on %s", (storage) => {
   it.skipIf(!REDIS_WANTED)(
     "keeps serving and limiting in process while Redis is down, and goes back to it",
     async () => {
-      await roomInWindow(25_000);
+      roomInWindow(clock, 25_000);
       await expectLimitEnforced();
       expect((await counterKeys()).length).toBeGreaterThan(0);
 
@@ -130,7 +133,7 @@ describe.each([STORAGE])("content API when Redis fails, on %s", (storage) => {
   );
 
   it.skipIf(!REDIS_WANTED)("does not hang when Redis hangs", async () => {
-    await roomInWindow(15_000);
+    roomInWindow(clock, 15_000);
     const backBefore = captured.find("Redis is back").length;
     own.pause();
     try {

@@ -7,22 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDIS_URL } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { analyticsManifest, beacon, postEvent } from "./helpers/marketing.ts";
-
-/** Waits until the current one-minute window has at least `seconds` left. */
-async function freshWindow(seconds: number) {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < seconds * 1000) await new Promise((r) => setTimeout(r, left + 50));
-}
+import { roomInWindow } from "./helpers/content.ts";
+import { ManualClock } from "../services/lib/clock.ts";
 
 const COUNTERS = REDIS_URL ? ["in-process", "redis"] : ["in-process"];
 
 describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
+  /** The system's time: a test that needs room in a window moves it, never waits. */
+  const clock = new ManualClock();
   let sys: TestSystem;
 
   beforeAll(async () => {
     sys = await startTestSystem({
       seed: await analyticsManifest(),
       redis: counters === "redis",
+      clock,
       env: {
         TRUST_PROXY: "1",
         RATE_LIMIT_MARKETING_PER_IP: "120",
@@ -35,7 +34,7 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
   });
 
   it("allows 120 requests per IP a minute across views, events and leads, then 429", async () => {
-    await freshWindow(20);
+    roomInWindow(clock, 20_000);
     const ip = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
     const headers = { "x-forwarded-for": ip };
     const sends = [
@@ -63,7 +62,7 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
   });
 
   it("allows 6000 requests per site a minute, from any number of IPs, then 429", async () => {
-    await freshWindow(15);
+    roomInWindow(clock, 15_000);
     let sent = 0;
     const statuses = new Map<number, number>();
     // 60 addresses of 100 requests each: under the per-IP limit, at the site limit.

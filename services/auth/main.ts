@@ -26,12 +26,9 @@ export function startAuthService(
         redis: platform.redis,
         keyPrefix: platform.config.redisKeyPrefix,
         log: context.platform.log,
+        clock: platform.clock,
+        bus: platform.bus,
       });
-      // Another replica changed a key or domain: drop this process's copy.
-      const unsubscribe = [
-        platform.bus.subscribe("key-changed", (hash) => resolver.forgetLocal("key", hash)),
-        platform.bus.subscribe("origin-changed", (host) => resolver.forgetLocal("host", host)),
-      ];
       return {
         routes(router) {
           router.service(AuthService, authHandlers(resolver));
@@ -42,7 +39,7 @@ export function startAuthService(
           );
         },
         close() {
-          unsubscribe.forEach((u) => u());
+          resolver.close();
           return Promise.resolve();
         },
       };

@@ -5,8 +5,11 @@
  * every level, and callers receive that same deadline, so no cache anywhere
  * keeps a revoked key alive longer. Revocations also delete the Redis entry
  * and tell every replica through the bus, so they usually apply at once.
+ * Concurrent lookups of one key or host share one read.
  */
-import { TtlCache } from "../lib/ttl_cache.ts";
+import type { Bus } from "../lib/bus.ts";
+import { Cache } from "../lib/cache.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { Redis } from "../lib/redis.ts";
 import type { Logger } from "../lib/log.ts";
 import type { KeyKind } from "../lib/keys.ts";
@@ -25,19 +28,29 @@ export interface ResolverOptions {
   /** Prefix of the Redis keys (REDIS_KEY_PREFIX). */
   keyPrefix: string;
   log: Logger;
-  now?: () => number;
+  clock: Clock;
+  /** Key and domain changes made through any replica drop this process's copy. */
+  bus: Bus;
 }
 
+const MAX_LOCAL = 50_000;
+
 export class Resolver {
-  #local = new TtlCache<string, Resolution>({ maxEntries: 50_000 });
+  #local: Cache<Resolution>;
   #store: AuthStore;
   #options: ResolverOptions;
-  #now: () => number;
 
   constructor(store: AuthStore, options: ResolverOptions) {
     this.#store = store;
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    // Every answer carries its own deadline (`until`), the same at every level.
+    this.#local = new Cache<Resolution>({ maxEntries: MAX_LOCAL, clock: options.clock, ttlMs: 0 });
+    this.#local.invalidateOn(options.bus, "key-changed", (hash) => `key:${hash}`);
+    this.#local.invalidateOn(options.bus, "origin-changed", (host) => `host:${host}`);
+  }
+
+  close(): void {
+    this.#local.close();
   }
 
   siteForKey(kind: KeyKind, keyHash: string): Promise<Resolution> {
@@ -60,11 +73,6 @@ export class Resolver {
     await this.#forget(`host:${host}`);
   }
 
-  /** Drops only this process's copy (another replica already cleared Redis). */
-  forgetLocal(kind: "key" | "host", id: string): void {
-    this.#local.delete(`${kind}:${id}`);
-  }
-
   #redisKey(cacheKey: string): string {
     return `${this.#options.keyPrefix}auth:${cacheKey}`;
   }
@@ -79,33 +87,34 @@ export class Resolver {
   }
 
   async #resolve(cacheKey: string, load: () => Promise<string | null>): Promise<Resolution> {
-    const now = this.#now();
-    const local = this.#local.get(cacheKey);
-    if (local) return local;
-    const { redis, ttlMs, log } = this.#options;
-    if (redis) {
-      try {
-        const raw = await redis.get(this.#redisKey(cacheKey));
-        if (raw) {
-          const shared = JSON.parse(raw) as Resolution;
-          if (shared.until > now) {
-            this.#local.set(cacheKey, shared, shared.until);
-            return shared;
-          }
-        }
-      } catch (error) {
-        log.debug("redis read failed; asking storage", { error });
-      }
-    }
-    const resolution: Resolution = { siteId: await load(), until: now + ttlMs };
-    if (ttlMs > 0) {
-      this.#local.set(cacheKey, resolution, resolution.until);
-      if (redis) {
-        redis.set(this.#redisKey(cacheKey), JSON.stringify(resolution), "PX", ttlMs).catch(
+    const resolution = await this.#local.get(cacheKey, async () => {
+      const shared = await this.#shared(cacheKey);
+      if (shared) return { value: shared, until: shared.until };
+      const now = this.#options.clock.now();
+      const { redis, ttlMs, log } = this.#options;
+      const read: Resolution = { siteId: await load(), until: now + ttlMs };
+      if (ttlMs > 0 && redis) {
+        redis.set(this.#redisKey(cacheKey), JSON.stringify(read), "PX", ttlMs).catch(
           (error: Error) => log.debug("redis write failed", { error }),
         );
       }
+      return { value: read, until: read.until };
+    });
+    return resolution!;
+  }
+
+  /** Another replica's answer from Redis, while it holds. */
+  async #shared(cacheKey: string): Promise<Resolution | undefined> {
+    const { redis, clock, log } = this.#options;
+    if (!redis) return undefined;
+    try {
+      const raw = await redis.get(this.#redisKey(cacheKey));
+      if (!raw) return undefined;
+      const shared = JSON.parse(raw) as Resolution;
+      return shared.until > clock.now() ? shared : undefined;
+    } catch (error) {
+      log.debug("redis read failed; asking storage", { error });
+      return undefined;
     }
-    return resolution;
   }
 }

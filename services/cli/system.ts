@@ -5,6 +5,7 @@
  */
 import type { Config } from "../lib/config.ts";
 import { createLogger, type Logger } from "../lib/log.ts";
+import type { Clock } from "../lib/clock.ts";
 import { openPlatform, type Platform } from "../lib/platform.ts";
 import type { RunningService } from "../lib/service_runtime.ts";
 import { portOf } from "../lib/config.ts";
@@ -25,6 +26,8 @@ export interface SystemOptions {
   demo?: boolean;
   /** Serve the demo page at /demo/ when the bundled demo site is present. */
   demoPage?: boolean;
+  /** The clock of every service and the gateway (the system clock by default). */
+  clock?: Clock;
 }
 
 export interface RunningSystem {
@@ -48,7 +51,7 @@ export async function startSystem(
   options: SystemOptions = {},
 ): Promise<RunningSystem> {
   const log = options.log ?? createLogger(config.logLevel);
-  const platform = await openPlatform(config, { database: true, log });
+  const platform = await openPlatform(config, { database: true, log, clock: options.clock });
   const services: RunningService[] = [];
   const closeAll = async () => {
     for (const s of services.reverse()) await s.close().catch(() => {});

@@ -15,11 +15,12 @@ import { isVisible, nextPublication, resolveWindow, summarizeWindow } from "./bl
 import { renderBlock, renderPage, renderPost, renderPostSummary, renderSection } from "./render.ts";
 import type { SiteContent } from "./model.ts";
 import type { SiteContentCache } from "./site_cache.ts";
+import type { Clock } from "../lib/clock.ts";
 
 export interface ContentHandlerOptions {
   /** How long an answer may be reused when nothing is scheduled to change it. */
   freshForMs: number;
-  now?: () => number;
+  clock: Clock;
 }
 
 const encoder = new TextEncoder();
@@ -65,7 +66,7 @@ export function contentHandlers(
   cache: SiteContentCache,
   options: ContentHandlerOptions,
 ): ServiceImpl<typeof ContentService> {
-  const now = options.now ?? Date.now;
+  const now = () => options.clock.now();
   const site = async (siteId: string) => (await cache.get(siteId)) ?? emptySite(siteId);
   const languages = (content: SiteContent, query: LanguageQuery | undefined) => {
     const result = resolveLanguages(query?.values ?? [], content.languages);

@@ -6,12 +6,9 @@ import type { Platform } from "../lib/platform.ts";
 import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
 import { CONTENT_SCHEMA, contentMigrations } from "./migrations.ts";
 import { ContentStore } from "./storage.ts";
-import { SiteContentCache } from "./site_cache.ts";
+import { SITE_CACHE_TTL_MS, SiteContentCache } from "./site_cache.ts";
 import { contentHandlers } from "./handlers.ts";
 import { contentSitePart } from "./admin_handlers.ts";
-
-/** Longest a replica that missed an invalidation message serves old content. */
-const SITE_CACHE_TTL_MS = 30_000;
 
 export function startContentService(
   platform: Platform,
@@ -24,21 +21,20 @@ export function startContentService(
     services: [ContentService, SiteAdminService],
     setup(context) {
       const store = new ContentStore(context.db);
-      const cache = new SiteContentCache(store, SITE_CACHE_TTL_MS);
-      const unsubscribe = platform.bus.subscribe(
-        "content-changed",
-        (siteId) => cache.forget(siteId),
-      );
+      const cache = new SiteContentCache(store, platform.bus, platform.clock);
       return {
         routes(router) {
-          router.service(ContentService, contentHandlers(cache, { freshForMs: SITE_CACHE_TTL_MS }));
+          router.service(
+            ContentService,
+            contentHandlers(cache, { freshForMs: SITE_CACHE_TTL_MS, clock: platform.clock }),
+          );
           router.service(
             SiteAdminService,
-            siteAdminHandlers(context, contentSitePart(store, cache, platform.bus)),
+            siteAdminHandlers(context, contentSitePart(store, platform.bus)),
           );
         },
         close() {
-          unsubscribe();
+          cache.close();
           return Promise.resolve();
         },
       };

@@ -1,16 +1,17 @@
 /**
  * Who is calling: the gateway's cache of auth-service answers. A positive
  * answer is kept until the deadline auth-service gave (never past
- * KEY_CACHE_TTL_S from when it read storage); a refusal for a short while.
- * Key and domain changes arrive on the bus and drop entries at once.
- * Concurrent misses for the same key share one call.
+ * KEY_CACHE_TTL_S from when it read storage); a refusal (a negative entry)
+ * for a short while. Key and domain changes arrive on the bus and drop
+ * entries at once. Concurrent misses for the same key share one call.
  */
 import type { Client } from "@connectrpc/connect";
 import type { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import type { Bus } from "../lib/bus.ts";
+import { Cache, type Loaded } from "../lib/cache.ts";
+import type { Clock } from "../lib/clock.ts";
 import { hashKey, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
 import { reasonOf } from "../lib/errors.ts";
-import { TtlCache } from "../lib/ttl_cache.ts";
 import { hostOfOrigin } from "../lib/origin.ts";
 
 export type Caller =
@@ -18,19 +19,39 @@ export type Caller =
   | { ok: false; reason: string };
 
 const REFUSAL_TTL_MS = 5_000;
+const MAX_CALLERS = 100_000;
 /** Hashes remembered per raw key: a SHA-256 per request is the hot path's largest cost. */
 const MAX_HASHES = 10_000;
 
-export class Callers {
-  #cache = new TtlCache<string, Caller>({ maxEntries: 100_000 });
-  #pending = new Map<string, Promise<Caller>>();
-  #hashes = new Map<string, string>();
-  #refusalTtlMs: number;
+const INVALID_KEY: Caller = { ok: false, reason: "invalid_key" };
+const UNKNOWN_DOMAIN: Caller = { ok: false, reason: "unknown_domain" };
 
-  constructor(private readonly auth: Client<typeof AuthService>, bus: Bus, keyCacheTtlS: number) {
-    this.#refusalTtlMs = Math.min(REFUSAL_TTL_MS, keyCacheTtlS * 1000);
-    bus.subscribe("key-changed", (hash) => this.#cache.delete(`key:${hash}`));
-    bus.subscribe("origin-changed", (host) => this.#cache.delete(`host:${host}`));
+export interface CallersOptions {
+  bus: Bus;
+  clock: Clock;
+  keyCacheTtlS: number;
+}
+
+export class Callers {
+  /** Site ids by `key:<hash>` and `host:<host>`; undefined: refused. */
+  #sites: Cache<string>;
+  #hashes = new Map<string, string>();
+
+  constructor(private readonly auth: Client<typeof AuthService>, options: CallersOptions) {
+    this.#sites = new Cache<string>({
+      maxEntries: MAX_CALLERS,
+      clock: options.clock,
+      // Positive answers carry auth-service's deadline.
+      ttlMs: 0,
+      missTtlMs: Math.min(REFUSAL_TTL_MS, options.keyCacheTtlS * 1000),
+    });
+    this.#sites.invalidateOn(options.bus, "key-changed", (hash) => `key:${hash}`);
+    this.#sites.invalidateOn(options.bus, "origin-changed", (host) => `host:${host}`);
+  }
+
+  /** Stops listening to the bus. */
+  close(): void {
+    this.#sites.close();
   }
 
   /** The stored form of a key (its hash), remembered for keys seen lately. */
@@ -47,66 +68,67 @@ export class Callers {
 
   /** Resolves a site key (pk_...); malformed keys are refused without a call. */
   siteKey(key: string): Promise<Caller> {
-    if (!SITE_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    return this.#resolve(`key:${this.hashOf(key)}`, async () => {
-      const answer = await this.auth.resolveSiteKey({ key });
-      return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
-    });
+    if (!SITE_KEY.test(key)) return Promise.resolve(INVALID_KEY);
+    return this.#resolve(
+      `key:${this.hashOf(key)}`,
+      INVALID_KEY,
+      () => refusedAsNone(this.auth.resolveSiteKey({ key })),
+    );
   }
 
   secretKey(key: string): Promise<Caller> {
-    if (!SECRET_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    return this.#resolve(`key:${this.hashOf(key)}`, async () => {
-      const answer = await this.auth.resolveSecretKey({ key });
-      return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
-    });
+    if (!SECRET_KEY.test(key)) return Promise.resolve(INVALID_KEY);
+    return this.#resolve(
+      `key:${this.hashOf(key)}`,
+      INVALID_KEY,
+      () => refusedAsNone(this.auth.resolveSecretKey({ key })),
+    );
   }
 
   /** Resolves a report key (rk_...), which reads the reports of its site. */
   reportKey(key: string): Promise<Caller> {
-    if (!REPORT_KEY.test(key)) return Promise.resolve({ ok: false, reason: "invalid_key" });
-    return this.#resolve(`key:${this.hashOf(key)}`, async () => {
-      const answer = await this.auth.resolveReportKey({ key });
-      return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
-    });
+    if (!REPORT_KEY.test(key)) return Promise.resolve(INVALID_KEY);
+    return this.#resolve(
+      `key:${this.hashOf(key)}`,
+      INVALID_KEY,
+      () => refusedAsNone(this.auth.resolveReportKey({ key })),
+    );
   }
 
   /** Resolves the site of a page's Origin. */
   origin(origin: string): Promise<Caller> {
     const host = hostOfOrigin(origin);
-    if (!host) return Promise.resolve({ ok: false, reason: "unknown_domain" });
-    return this.#resolve(`host:${host}`, async () => {
-      const answer = await this.auth.resolveOrigin({ origin });
-      return { siteId: answer.siteId, until: Number(answer.cacheUntilMs) };
-    });
+    if (!host) return Promise.resolve(UNKNOWN_DOMAIN);
+    return this.#resolve(
+      `host:${host}`,
+      UNKNOWN_DOMAIN,
+      () => refusedAsNone(this.auth.resolveOrigin({ origin })),
+    );
   }
 
-  #resolve(
+  async #resolve(
     cacheKey: string,
-    call: () => Promise<{ siteId: string; until: number }>,
+    refusal: Caller,
+    load: () => Promise<Loaded<string>>,
   ): Promise<Caller> {
-    const cached = this.#cache.get(cacheKey);
-    if (cached) return Promise.resolve(cached);
-    const pending = this.#pending.get(cacheKey);
-    if (pending) return pending;
-    const lookup = (async (): Promise<Caller> => {
-      try {
-        const { siteId, until } = await call();
-        const caller: Caller = { ok: true, siteId };
-        this.#cache.set(cacheKey, caller, until);
-        return caller;
-      } catch (error) {
-        const reason = reasonOf(error);
-        // Only a refusal is an answer; an outage must not be cached.
-        if (!reason) throw error;
-        const caller: Caller = { ok: false, reason: reason.reason };
-        this.#cache.set(cacheKey, caller, Date.now() + this.#refusalTtlMs);
-        return caller;
-      } finally {
-        this.#pending.delete(cacheKey);
-      }
-    })();
-    this.#pending.set(cacheKey, lookup);
-    return lookup;
+    const siteId = await this.#sites.get(cacheKey, load);
+    return siteId === undefined ? refusal : { ok: true, siteId };
+  }
+}
+
+/**
+ * auth-service's answer as a cache entry: the site until its deadline, or
+ * none when it refused (invalid_key, unknown_domain). Any other failure is an
+ * outage, which is thrown and not cached.
+ */
+async function refusedAsNone(
+  call: Promise<{ siteId: string; cacheUntilMs: bigint }>,
+): Promise<Loaded<string>> {
+  try {
+    const answer = await call;
+    return { value: answer.siteId, until: Number(answer.cacheUntilMs) };
+  } catch (error) {
+    if (!reasonOf(error)) throw error;
+    return { value: undefined };
   }
 }

@@ -7,6 +7,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Clock } from "../lib/clock.ts";
 import { type Handler, JSON_TYPE, jsonError, type RequestContext } from "./http.ts";
 import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
@@ -23,7 +24,7 @@ export interface ContentApiOptions {
   log: Logger;
   /** s-maxage for CDNs, capped by how long each answer stays right. */
   cdnMaxAgeS: number;
-  now?: () => number;
+  clock: Clock;
 }
 
 type Fetch = (siteId: string, params: Record<string, string>, query: URLSearchParams) => Promise<{
@@ -80,7 +81,7 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 
 export function contentApi(options: ContentApiOptions): Handler {
   const table = contentRoutes(options.content);
-  const now = options.now ?? Date.now;
+  const now = () => options.clock.now();
   const error = (
     status: number,
     body: { message: string; [k: string]: unknown },
@@ -142,21 +143,18 @@ export function contentApi(options: ContentApiOptions): Handler {
     if (!caller.ok) return error(401, { message: "invalid_key" });
 
     const cacheKey = ResponseCache.keyOf(caller.siteId, url);
-    const cached = options.cache.get(cacheKey);
-    if (cached) return answer(ctx, cached);
-    const generation = options.cache.generation;
-    const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
-    if (!body) throw new Error("content-service answered without a body");
-    const fresh: CachedAnswer = {
-      siteId: caller.siteId,
-      // A plain copy: the decoded bytes are a view into the whole RPC frame
-      // (a Node Buffer), slower to send and keeping the frame alive.
-      body: new Uint8Array(body.json),
-      etag: body.etag,
-      freshUntil: Number(body.freshUntilMs),
-    };
-    options.cache.set(cacheKey, fresh, generation);
-    return answer(ctx, fresh);
+    const cached = await options.cache.get(cacheKey, async () => {
+      const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
+      if (!body) throw new Error("content-service answered without a body");
+      return {
+        // A plain copy: the decoded bytes are a view into the whole RPC frame
+        // (a Node Buffer), slower to send and keeping the frame alive.
+        body: new Uint8Array(body.json),
+        etag: body.etag,
+        freshUntil: Number(body.freshUntilMs),
+      };
+    });
+    return answer(ctx, cached);
   };
 
   return async (ctx) => {

@@ -57,7 +57,7 @@ export async function startGateway(
   listen: GatewayListen,
   extras: GatewayExtras = {},
 ): Promise<RunningGateway> {
-  const { config, log, bus } = platform;
+  const { config, log, bus, clock } = platform;
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
   const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: 10_000 });
@@ -81,7 +81,8 @@ export async function startGateway(
     ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log)
     : new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
-  const callers = new Callers(auth, bus, config.keyCacheTtlS);
+  const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
+  const answers = new ResponseCache(bus, clock);
   const widget = await staticAsset(await widgetScript(), "application/javascript; charset=utf-8");
   const handler = gatewayHandler({
     config,
@@ -92,16 +93,17 @@ export async function startGateway(
         content,
         callers,
         limiter,
-        cache: new ResponseCache(bus),
+        cache: answers,
         log,
+        clock,
         // A CDN copy answers without asking us, so it must not outlive the
         // promise that a revoked key is refused everywhere within KEY_CACHE_TTL_S.
         cdnMaxAgeS: Math.min(config.contentCdnMaxAgeS, config.keyCacheTtlS),
       }),
       widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
-      marketing: marketingApi({ batcher, callers, limiter, log }),
-      stats: statsApi({ stats, callers, limiter, log }),
+      marketing: marketingApi({ batcher, callers, limiter, log, clock }),
+      stats: statsApi({ stats, callers, limiter, log, clock }),
     },
   });
   const server = Deno.serve(
@@ -118,6 +120,8 @@ export async function startGateway(
       const shutdown = server.shutdown();
       await batcher.close();
       await shutdown;
+      callers.close();
+      answers.close();
     },
   };
 }

@@ -19,6 +19,7 @@ import {
 } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { type Code, publicFields } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Clock } from "../lib/clock.ts";
 import { type Handler, json, jsonError, type RequestContext } from "./http.ts";
 import { marketingCors, marketingPreflight, withCors } from "./cors.ts";
 import { httpErrorOf, httpErrorOfReason } from "./rpc_errors.ts";
@@ -51,7 +52,7 @@ export interface MarketingApiOptions {
   callers: Callers;
   limiter: RateLimiter;
   log: Logger;
-  now?: () => number;
+  clock: Clock;
 }
 
 /** The page's origin: the Origin header, else the origin of the Referer header. */
@@ -73,13 +74,13 @@ function isJsonType(contentType: string | null): boolean {
 }
 
 export function marketingApi(options: MarketingApiOptions): Handler {
-  const now = options.now ?? Date.now;
+  const { clock } = options;
 
   const handle = async (ctx: RequestContext, def: RouteDef, cors: Record<string, string>) => {
     const { request } = ctx;
     const error = (status: number, body: { message: string; [k: string]: unknown }) =>
       withCors(jsonError(status, body), cors);
-    const receivedAtMs = now();
+    const receivedAtMs = clock.now();
     const key = request.headers.get("x-event-key");
     const asServer = def.caller === "server" || (def.caller === "either" && key !== null);
 

@@ -2,36 +2,38 @@
  * Rendered content answers kept by the gateway, so a hot read costs neither a
  * call to content-service nor storage. Entries expire when content-service
  * said the answer stops being right (a scheduled post publishing), and an
- * import drops every entry of its site at once through the bus.
+ * import drops every entry of its site at once through the bus (an answer
+ * fetched while the import landed is not kept). Concurrent requests for the
+ * same answer share one call.
  */
 import type { Bus } from "../lib/bus.ts";
-import { TtlCache } from "../lib/ttl_cache.ts";
+import { Cache } from "../lib/cache.ts";
+import type { Clock } from "../lib/clock.ts";
 
 export interface CachedAnswer {
-  siteId: string;
   body: Uint8Array;
   etag: string;
+  /** Clock time (ms) until which the answer is right. */
   freshUntil: number;
 }
 
-export class ResponseCache {
-  #cache = new TtlCache<string, CachedAnswer>({ maxEntries: 20_000 });
-  #generation = 0;
+const MAX_ANSWERS = 20_000;
 
-  constructor(bus: Bus) {
-    bus.subscribe("content-changed", (siteId) => {
-      this.#generation++;
-      this.#cache.deleteWhere((_key, answer) => answer.siteId === siteId);
-    });
+export class ResponseCache {
+  #answers: Cache<CachedAnswer>;
+
+  constructor(bus: Bus, clock: Clock) {
+    // Every answer carries its own deadline; errors are never kept.
+    this.#answers = new Cache<CachedAnswer>({ maxEntries: MAX_ANSWERS, clock, ttlMs: 0 });
+    this.#answers.invalidateOn(
+      bus,
+      "content-changed",
+      (siteId) => (key) => key.startsWith(`${siteId}\n`),
+    );
   }
 
-  /**
-   * Counts invalidations. An answer fetched while an import landed may hold
-   * the old content, so it is stored only when no invalidation came between
-   * the start of its fetch and its arrival (see `set`).
-   */
-  get generation(): number {
-    return this.#generation;
+  close(): void {
+    this.#answers.close();
   }
 
   /** Cache key: site, path and the query without the key parameter, sorted by name. */
@@ -42,13 +44,12 @@ export class ResponseCache {
     return `${siteId}\n${url.pathname}\n${new URLSearchParams(params)}`;
   }
 
-  get(key: string): CachedAnswer | undefined {
-    return this.#cache.get(key);
-  }
-
-  /** Stores the answer unless content changed since `generation` was read. */
-  set(key: string, answer: CachedAnswer, generation: number): void {
-    if (generation !== this.#generation) return;
-    this.#cache.set(key, answer, answer.freshUntil);
+  /** The kept answer for key, or the one fetch gives (kept until its freshUntil). */
+  async get(key: string, fetch: () => Promise<CachedAnswer>): Promise<CachedAnswer> {
+    const answer = await this.#answers.get(key, async () => {
+      const fresh = await fetch();
+      return { value: fresh, until: fresh.freshUntil };
+    });
+    return answer!;
   }
 }

@@ -1,13 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { createLocalBus } from "../lib/bus.ts";
+import { ManualClock } from "../lib/clock.ts";
 import { type CachedAnswer, ResponseCache } from "./response_cache.ts";
 
-const answer = (siteId: string): CachedAnswer => ({
-  siteId,
+const clock = new ManualClock();
+
+const answer = (): CachedAnswer => ({
   body: new TextEncoder().encode("{}"),
   etag: '"x"',
-  freshUntil: Date.now() + 60_000,
+  freshUntil: clock.now() + 60_000,
 });
+
+/** The answer the cache kept for key, or undefined when it had to fetch one. */
+async function kept(cache: ResponseCache, key: string): Promise<CachedAnswer | undefined> {
+  let fetched = false;
+  const got = await cache.get(key, () => {
+    fetched = true;
+    return Promise.resolve(answer());
+  });
+  return fetched ? undefined : got;
+}
 
 describe("ResponseCache", () => {
   it("keys by site, path and query without the key parameter, in any order", () => {
@@ -20,22 +32,35 @@ describe("ResponseCache", () => {
 
   it("drops a site's answers when its content changes, and only that site's", async () => {
     const bus = createLocalBus();
-    const cache = new ResponseCache(bus);
-    cache.set("a1", answer("a"), cache.generation);
-    cache.set("b1", answer("b"), cache.generation);
+    const cache = new ResponseCache(bus, clock);
+    const a1 = ResponseCache.keyOf("a", new URL("http://h/1"));
+    const b1 = ResponseCache.keyOf("b", new URL("http://h/1"));
+    await cache.get(a1, () => Promise.resolve(answer()));
+    await cache.get(b1, () => Promise.resolve(answer()));
     await bus.publish("content-changed", "a");
-    expect(cache.get("a1")).toBeUndefined();
-    expect(cache.get("b1")).toBeDefined();
+    expect(await kept(cache, a1)).toBeUndefined();
+    expect(await kept(cache, b1)).toBeDefined();
   });
 
   it("does not keep an answer fetched while an import landed", async () => {
     const bus = createLocalBus();
-    const cache = new ResponseCache(bus);
-    const before = cache.generation;
+    const cache = new ResponseCache(bus, clock);
+    const a1 = ResponseCache.keyOf("a", new URL("http://h/1"));
+    let arrive = (_: CachedAnswer) => {};
+    const inFlight = cache.get(a1, () => new Promise((resolve) => arrive = resolve));
     await bus.publish("content-changed", "a"); // arrives while the fetch is in flight
-    cache.set("a1", answer("a"), before);
-    expect(cache.get("a1")).toBeUndefined();
-    cache.set("a1", answer("a"), cache.generation);
-    expect(cache.get("a1")).toBeDefined();
+    arrive(answer());
+    await inFlight;
+    expect(await kept(cache, a1)).toBeUndefined();
+    expect(await kept(cache, a1)).toBeDefined();
+  });
+
+  it("keeps an answer until content-service said it stops being right", async () => {
+    const cache = new ResponseCache(createLocalBus(), clock);
+    await cache.get("k", () => Promise.resolve(answer()));
+    clock.advance(59_999);
+    expect(await kept(cache, "k")).toBeDefined();
+    clock.advance(1);
+    expect(await kept(cache, "k")).toBeUndefined();
   });
 });

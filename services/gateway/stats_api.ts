@@ -8,6 +8,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Clock } from "../lib/clock.ts";
 import { answerJson, queryBodyOf } from "../lib/stats/wire.ts";
 import { type Handler, json, jsonError } from "./http.ts";
 import { withCors } from "./cors.ts";
@@ -29,11 +30,11 @@ export interface StatsApiOptions {
   callers: Callers;
   limiter: RateLimiter;
   log: Logger;
-  now?: () => number;
+  clock: Clock;
 }
 
 export function statsApi(options: StatsApiOptions): Handler {
-  const now = options.now ?? Date.now;
+  const now = () => options.clock.now();
   const error = (status: number, body: { message: string; [k: string]: unknown }) =>
     withCors(jsonError(status, body), STATS_CORS);
 

@@ -9,7 +9,7 @@ import { Code, publicError, siteNotFound } from "../lib/errors.ts";
 import type { ServiceContext } from "../lib/service_runtime.ts";
 import type { SitePart } from "../lib/site_admin.ts";
 import type { IngestStore } from "./storage.ts";
-import type { EventTypeCache } from "./event_types.ts";
+import type { Bus } from "../lib/bus.ts";
 import { type ExportKind, exportPage } from "./exports.ts";
 import { deleteVisitor } from "./erase.ts";
 import { runRetention } from "./retention.ts";
@@ -17,16 +17,18 @@ import type { Partitions } from "./partitions.ts";
 
 export interface AdminDeps {
   store: IngestStore;
-  types: EventTypeCache;
   partitions: Partitions;
 }
 
 /** The site's time zone and event types: the members site.timeZone and eventTypes. */
-export function ingestSitePart({ store, types }: Pick<AdminDeps, "store" | "types">): SitePart {
+export function ingestSitePart(store: IngestStore, bus: Bus): SitePart {
   return {
     async apply(manifest) {
       const changes = await store.importSite(manifest);
-      types.invalidate(manifest.site.id);
+      // Every replica's cached event types of the site go at once (this one's too).
+      if (Object.keys(changes).length) {
+        await bus.publish("event-types-changed", manifest.site.id);
+      }
       return changes;
     },
     export: (siteId) => store.exportPart(siteId),
@@ -78,7 +80,7 @@ export function ingestAdminHandlers(
     async runRetention({ retentionDays }) {
       const days = retentionDays ?? context.platform.config.retentionDays;
       if (days < 0) throw publicError(Code.InvalidArgument, "invalid_retention_days");
-      const report = await runRetention(db, partitions, days);
+      const report = await runRetention(db, partitions, days, context.platform.clock.now());
       return {
         retentionDays: report.retentionDays,
         cutoffMs: BigInt(report.cutoffMs),

@@ -1,39 +1,44 @@
 /**
  * The declared event types of each site, cached for the hot path. An import
- * through this replica drops the site's entry at once; other replicas see a
- * change within TTL_MS.
+ * drops the site's entry in every replica told through the bus (in the one
+ * that applied it at once); EVENT_TYPES_TTL_MS bounds how long a replica that
+ * missed the message (no Redis between replicas) keeps the old types.
  */
+import type { Bus } from "../lib/bus.ts";
+import { Cache } from "../lib/cache.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { EventTypeDef } from "../lib/manifest/types.ts";
-import { TtlCache } from "../lib/ttl_cache.ts";
 
 export const EVENT_TYPES_TTL_MS = 5_000;
+const MAX_SITES = 10_000;
 
 export type TypesOfSite = ReadonlyMap<string, EventTypeDef>;
 
 export class EventTypeCache {
-  #cache = new TtlCache<string, TypesOfSite>({ maxEntries: 10_000 });
-  #pending = new Map<string, Promise<TypesOfSite>>();
+  #sites: Cache<TypesOfSite>;
 
   constructor(
     private readonly load: (siteId: string) => Promise<EventTypeDef[]>,
-    private readonly ttlMs = EVENT_TYPES_TTL_MS,
-  ) {}
-
-  get(siteId: string): Promise<TypesOfSite> {
-    const cached = this.#cache.get(siteId);
-    if (cached) return Promise.resolve(cached);
-    const pending = this.#pending.get(siteId);
-    if (pending) return pending;
-    const lookup = this.load(siteId).then((types) => {
-      const map = new Map(types.map((t) => [t.name, t]));
-      this.#cache.set(siteId, map, Date.now() + this.ttlMs);
-      return map as TypesOfSite;
-    }).finally(() => this.#pending.delete(siteId));
-    this.#pending.set(siteId, lookup);
-    return lookup;
+    bus: Bus,
+    clock: Clock,
+  ) {
+    this.#sites = new Cache<TypesOfSite>({
+      maxEntries: MAX_SITES,
+      clock,
+      ttlMs: EVENT_TYPES_TTL_MS,
+    });
+    this.#sites.invalidateOn(bus, "event-types-changed", (siteId) => siteId);
   }
 
-  invalidate(siteId: string): void {
-    this.#cache.delete(siteId);
+  async get(siteId: string): Promise<TypesOfSite> {
+    const types = await this.#sites.get(siteId, async () => {
+      const list = await this.load(siteId);
+      return { value: new Map(list.map((t) => [t.name, t])) };
+    });
+    return types!;
+  }
+
+  close(): void {
+    this.#sites.close();
   }
 }

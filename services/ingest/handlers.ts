@@ -19,21 +19,23 @@ import type { EventTypeCache, TypesOfSite } from "./event_types.ts";
 import type { Partitions } from "./partitions.ts";
 import { type Enrichment, type Prepared, prepareItem, type RawItem } from "./prepare.ts";
 import type { WriteItem, WriteResult } from "./rows.ts";
+import type { Clock } from "../lib/clock.ts";
 
 export interface IngestDeps {
   types: EventTypeCache;
   enrichment: Enrichment;
   partitions: Partitions;
   committer: GroupCommit<WriteItem, WriteResult>;
+  clock: Clock;
 }
 
-function rawItem(item: IngestItem): RawItem | undefined {
+function rawItem(item: IngestItem, clock: Clock): RawItem | undefined {
   const { body } = item;
   if (body.case === undefined || !item.siteId) return undefined;
   return {
     source: item.source === Source.BROWSER ? "browser" : "server",
     siteId: item.siteId,
-    receivedAtMs: Number(item.receivedAtMs) || Date.now(),
+    receivedAtMs: Number(item.receivedAtMs) || clock.now(),
     clientIp: item.clientIp,
     userAgent: item.userAgent,
     body,
@@ -67,7 +69,7 @@ function answer(prepared: Prepared): ItemResult | undefined {
 export function ingestHandlers(deps: IngestDeps): ServiceImpl<typeof IngestService> {
   return {
     async ingest({ items }) {
-      const raw = items.map(rawItem);
+      const raw = items.map((item) => rawItem(item, deps.clock));
       const eventSites = new Set(
         raw.filter((r) => r?.body.case === "event").map((r) => r!.siteId),
       );

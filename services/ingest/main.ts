@@ -58,39 +58,52 @@ export function startIngestService(
     services: [IngestService, IngestAdminService, SiteAdminService, StatsService],
     setup(context) {
       const store = new IngestStore(context.db);
-      const types = new EventTypeCache((siteId) => store.eventTypes(siteId, "active"));
+      const types = new EventTypeCache(
+        (siteId) => store.eventTypes(siteId, "active"),
+        platform.bus,
+        platform.clock,
+      );
       const partitions = new Partitions(context.db);
       const committer = groupCommitFor(context.db);
       const log = context.platform.log;
       // Partitions for this month and the next, ahead of need (quietly until migrated).
       const ahead = () =>
-        partitions.ensureAhead().catch((error) => log.debug("partitions", { error }));
+        partitions.ensureAhead(platform.clock.now()).catch((error) =>
+          log.debug("partitions", { error })
+        );
       const timer = setInterval(ahead, PARTITION_CHECK_MS);
       return {
         routes(router) {
           router.service(
             IngestService,
-            ingestHandlers({ types, partitions, committer, enrichment: { geo, referrers } }),
+            ingestHandlers({
+              types,
+              partitions,
+              committer,
+              enrichment: { geo, referrers },
+              clock: platform.clock,
+            }),
           );
           router.service(
             IngestAdminService,
-            ingestAdminHandlers(context, { store, types, partitions }),
+            ingestAdminHandlers(context, { store, partitions }),
           );
           router.service(
             SiteAdminService,
-            siteAdminHandlers(context, ingestSitePart({ store, types })),
+            siteAdminHandlers(context, ingestSitePart(store, platform.bus)),
           );
           router.service(
             StatsService,
             statsHandlers({
               engine: referenceEngine(context.db),
               siteTimeZone: (siteId) => store.siteTimeZone(siteId),
-              now: Date.now,
+              now: () => platform.clock.now(),
             }),
           );
         },
         async close() {
           clearInterval(timer);
+          types.close();
           await committer.drained();
         },
       };

@@ -89,7 +89,7 @@ export class Partitions {
   }
 
   /** This month and the next. */
-  ensureAhead(now = Date.now()): Promise<void> {
+  ensureAhead(now: number): Promise<void> {
     const next = monthOf(now).to;
     return this.ensure([now, next]);
   }

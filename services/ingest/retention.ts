@@ -45,7 +45,7 @@ export async function runRetention(
   db: Database,
   partitions: Partitions,
   retentionDays: number,
-  now = Date.now(),
+  now: number,
 ): Promise<RetentionReport> {
   const started = performance.now();
   const cutoffMs = now - retentionDays * DAY_MS;

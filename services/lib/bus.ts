@@ -1,6 +1,6 @@
 /**
  * Invalidation messages between replicas: "this key was created or revoked", "this
- * site's content changed". A message is delivered in this process at once,
+ * site's content changed", "this site's event types changed". A message is delivered in this process at once,
  * and through Redis pub/sub to every other process when Redis is there.
  * Without Redis, other processes learn through cache expiry alone.
  */
@@ -8,7 +8,14 @@ import type { Redis } from "./redis.ts";
 import { subscriberOf } from "./redis.ts";
 import type { Logger } from "./log.ts";
 
-export type Topic = "key-changed" | "content-changed" | "origin-changed";
+/** Every topic; each message is the key hash, site id or host that changed. */
+export const TOPICS = [
+  "key-changed",
+  "content-changed",
+  "origin-changed",
+  "event-types-changed",
+] as const;
+export type Topic = typeof TOPICS[number];
 export type Handler = (message: string) => void;
 
 export interface Bus {
@@ -55,8 +62,7 @@ export function createRedisBus(redis: Redis, log: Logger, keyPrefix: string): Bu
   const subscribers = new Subscribers();
   const origin = crypto.randomUUID();
   const subscriber = subscriberOf(redis);
-  const topics: Topic[] = ["key-changed", "content-changed", "origin-changed"];
-  subscriber.subscribe(...topics.map((t) => CHANNEL_PREFIX + t)).catch((error: Error) =>
+  subscriber.subscribe(...TOPICS.map((t) => CHANNEL_PREFIX + t)).catch((error: Error) =>
     log.warn("bus subscription failed; relying on cache expiry", { error })
   );
   subscriber.on("message", (channel: string, raw: string) => {

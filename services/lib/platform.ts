@@ -1,6 +1,6 @@
 /**
- * The handles a service runs with: configuration, logger, storage, Redis and
- * the invalidation bus. `deno task start` opens one platform for the whole
+ * The handles a service runs with: configuration, logger, clock, storage,
+ * Redis and the invalidation bus. `deno task start` opens one platform for the whole
  * process; `deno task service` opens one per service.
  */
 import type { Config } from "./config.ts";
@@ -8,10 +8,13 @@ import { createLogger, type Logger } from "./log.ts";
 import { type Database, openDatabase } from "./db/mod.ts";
 import { connectRedis, type Redis } from "./redis.ts";
 import { type Bus, createLocalBus, createRedisBus } from "./bus.ts";
+import { type Clock, systemClock } from "./clock.ts";
 
 export interface Platform {
   config: Config;
   log: Logger;
+  /** Where every time-based decision reads the time (tests move a ManualClock). */
+  clock: Clock;
   /** Absent for the gateway, which keeps no state of its own. */
   db?: Database;
   redis?: Redis;
@@ -22,6 +25,7 @@ export interface Platform {
 export interface OpenPlatformOptions {
   database: boolean;
   log?: Logger;
+  clock?: Clock;
 }
 
 export async function openPlatform(
@@ -43,6 +47,7 @@ export async function openPlatform(
   return {
     config,
     log,
+    clock: options.clock ?? systemClock,
     db,
     redis,
     bus,

@@ -3,6 +3,7 @@
  * content API tests seed.
  */
 import { readFixture } from "./system.ts";
+import type { ManualClock } from "../../services/lib/clock.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Json = any;
@@ -67,14 +68,33 @@ export const ERROR_HEADERS = {
 
 /**
  * Fixed one-minute windows reset when a minute begins; a test that needs
- * `ms` inside one window waits for the next one when too little is left.
+ * `ms` inside one window moves the system's clock into the next one when too
+ * little is left.
  */
-export async function roomInWindow(ms: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < ms) await new Promise((r) => setTimeout(r, left + 50));
+export function roomInWindow(clock: ManualClock, ms: number): void {
+  const left = 60_000 - (clock.now() % 60_000);
+  if (left < ms) clock.advance(left + 50);
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Moves the clock by stepMs until check returns true or timeoutMs of clock
+ * time have passed; returns whether it did.
+ */
+export async function eventuallyOnClock(
+  clock: ManualClock,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  stepMs: number,
+): Promise<boolean> {
+  const deadline = clock.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (clock.now() >= deadline) return false;
+    clock.advance(stepMs);
+  }
+}
 
 /** Polls until check returns true or timeoutMs passes; returns whether it did. */
 export async function eventually(

@@ -22,6 +22,8 @@ export async function startGatewayReplica(
   const platform = await openPlatform(config, {
     database: false,
     log: options.log ?? createLogger(config.logLevel),
+    // The replica keeps the time of the system it stands beside.
+    clock: sys.system.platform.clock,
   });
   const gateway = await startGateway(platform, { host: "127.0.0.1", port: 0 });
   return {

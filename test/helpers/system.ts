@@ -4,6 +4,7 @@
  */
 import { type Config, loadConfig } from "../../services/lib/config.ts";
 import { createLogger, type Logger } from "../../services/lib/log.ts";
+import type { Clock } from "../../services/lib/clock.ts";
 import { type RunningSystem, startSystem } from "../../services/cli/system.ts";
 import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
@@ -25,6 +26,8 @@ export interface TestSystemOptions {
    * "postgres" only); it is not dropped on close.
    */
   databaseUrl?: string;
+  /** The clock every service and the gateway read (a ManualClock moves time without waiting). */
+  clock?: Clock;
 }
 
 export interface TestSystem {
@@ -75,6 +78,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     system = await startSystem(config, {
       seed,
       demoPage: options.demoPage,
+      clock: options.clock,
       log: options.log ?? createLogger(config.logLevel),
     });
   } catch (error) {

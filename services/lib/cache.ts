@@ -1,0 +1,149 @@
+/**
+ * The one in-process cache every service uses (the gateway's callers and
+ * content answers, auth-service's resolutions, content-service's sites,
+ * ingest-service's event types):
+ *
+ * - single flight: concurrent misses for one key share one load;
+ * - negative entries: a load may find that there is no such thing
+ *   (`value: undefined`), and that answer is kept too, for `missTtlMs`, so a
+ *   flood of unknown keys costs one load per key, not one per request;
+ * - a bound: at most `maxEntries`, the least recently used going first;
+ * - expiry by the injected clock: `ttlMs`, or the deadline a load gives;
+ * - invalidation: `delete`, `deleteWhere`, or a bus topic (`invalidateOn`),
+ *   which reaches every replica when the bus runs over Redis. A load that was
+ *   under way when its key was invalidated still answers the requests that
+ *   waited for it, but is not kept, and the next request loads again.
+ *
+ * A load that fails (throws) is not kept either: an outage is not an answer.
+ */
+import type { Bus, Topic } from "./bus.ts";
+import type { Clock } from "./clock.ts";
+
+export interface CacheOptions {
+  /** Most entries kept; when full, the least recently used one goes. */
+  maxEntries: number;
+  clock: Clock;
+  /** How long a loaded value is kept, when its load gives no deadline of its own. */
+  ttlMs: number;
+  /** How long "there is none" is kept, when its load gives no deadline; default ttlMs. */
+  missTtlMs?: number;
+}
+
+/** What a load found: a value, or undefined for "there is none". */
+export interface Loaded<V> {
+  value: V | undefined;
+  /** Clock time (ms) until which the answer may be reused, instead of the TTL. */
+  until?: number;
+}
+
+interface Entry<V> {
+  value: V | undefined;
+  until: number;
+}
+
+interface Flight<V> {
+  promise: Promise<V | undefined>;
+  /** Cleared when the key is invalidated while the load runs. */
+  keep: boolean;
+}
+
+export class Cache<V> {
+  #entries = new Map<string, Entry<V>>();
+  #loading = new Map<string, Flight<V>>();
+  #options: Required<CacheOptions>;
+  #subscriptions: (() => void)[] = [];
+
+  constructor(options: CacheOptions) {
+    this.#options = { ...options, missTtlMs: options.missTtlMs ?? options.ttlMs };
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The cached answer for key, or the answer of load (shared with concurrent callers). */
+  get(key: string, load: () => Promise<Loaded<V>>): Promise<V | undefined> {
+    const entry = this.#entries.get(key);
+    if (entry) {
+      if (entry.until > this.#options.clock.now()) {
+        // Most recently used goes last (a Map keeps insertion order).
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
+        return Promise.resolve(entry.value);
+      }
+      this.#entries.delete(key);
+    }
+    const pending = this.#loading.get(key);
+    if (pending) return pending.promise;
+    const flight = { keep: true } as Flight<V>;
+    this.#loading.set(key, flight);
+    flight.promise = this.#load(key, flight, load);
+    return flight.promise;
+  }
+
+  async #load(key: string, flight: Flight<V>, load: () => Promise<Loaded<V>>) {
+    try {
+      const loaded = await load();
+      if (flight.keep) this.#store(key, loaded);
+      return loaded.value;
+    } finally {
+      if (this.#loading.get(key) === flight) this.#loading.delete(key);
+    }
+  }
+
+  #store(key: string, loaded: Loaded<V>) {
+    const { clock, ttlMs, missTtlMs, maxEntries } = this.#options;
+    const now = clock.now();
+    const until = loaded.until ?? now + (loaded.value === undefined ? missTtlMs : ttlMs);
+    this.#entries.delete(key);
+    if (until <= now) return;
+    this.#entries.set(key, { value: loaded.value, until });
+    if (this.#entries.size > maxEntries) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
+  }
+
+  /** Forgets key, and keeps no answer of a load of it that is under way. */
+  delete(key: string): void {
+    this.#entries.delete(key);
+    const flight = this.#loading.get(key);
+    if (flight) {
+      flight.keep = false;
+      this.#loading.delete(key);
+    }
+  }
+
+  /** Forgets every key the test holds for, loads under way included. */
+  deleteWhere(test: (key: string) => boolean): void {
+    for (const key of [...this.#entries.keys(), ...this.#loading.keys()]) {
+      if (test(key)) this.delete(key);
+    }
+  }
+
+  clear(): void {
+    this.deleteWhere(() => true);
+  }
+
+  /**
+   * Drops what each message on the topic names, as it arrives: `select` turns
+   * the message into the key to forget, or into a test of keys. `close` ends
+   * the subscription.
+   */
+  invalidateOn(
+    bus: Bus,
+    topic: Topic,
+    select: (message: string) => string | ((key: string) => boolean),
+  ): void {
+    this.#subscriptions.push(bus.subscribe(topic, (message) => {
+      const selected = select(message);
+      if (typeof selected === "string") this.delete(selected);
+      else this.deleteWhere(selected);
+    }));
+  }
+
+  /** Stops listening to the bus and forgets everything. */
+  close(): void {
+    for (const unsubscribe of this.#subscriptions.splice(0)) unsubscribe();
+    this.clear();
+  }
+}

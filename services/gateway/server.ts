@@ -6,7 +6,7 @@ import type { Config } from "../lib/config.ts";
 import type { Logger } from "../lib/log.ts";
 import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
 import { accessLog, errorBoundary, requestIdHeader } from "./middleware.ts";
-import { clientIp } from "./client_ip.ts";
+import { clientIp } from "../lib/ip.ts";
 import { type HealthClients, healthz, livez } from "./health.ts";
 
 export interface GatewayRoutes {

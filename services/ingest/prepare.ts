@@ -15,7 +15,7 @@ import type { TypesOfSite } from "./event_types.ts";
 import type { GeoLookup } from "./geo.ts";
 import type { ReferrerList } from "./referrers.ts";
 import { describeAgent } from "./user_agent.ts";
-import { truncateIp } from "./ip.ts";
+import { truncateIp } from "../lib/ip.ts";
 import { campaignOf } from "./url_clean.ts";
 import { classifyChannel } from "./channel.ts";
 import type { Attribution, WriteItem } from "./rows.ts";

@@ -1,17 +1,51 @@
 /**
- * IP truncation before storage: an IPv4 address loses its last number (set
- * to 0), an IPv6 address is cut to its /48 network. The location is looked
- * up from the full address first (see geo.ts); only the truncated form is
- * ever written.
+ * Client IP addresses: which address a request came from (the gateway), and
+ * the stored form of it (ingest-service). An IPv4 address loses its last
+ * number (set to 0) and an IPv6 address is cut to its /48 network before
+ * storage; the location is looked up from the full address first (see
+ * ingest/geo.ts), and only the truncated form is ever written.
  */
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
+/** The four numbers of an IPv4 address, or undefined when it is not one. */
 function ipv4Parts(ip: string): number[] | undefined {
   const match = IPV4.exec(ip);
   if (!match) return undefined;
   const parts = match.slice(1).map(Number);
   return parts.every((n) => n <= 255) ? parts : undefined;
+}
+
+/**
+ * The client IP: the socket's address, or with TRUST_PROXY=n the entry n
+ * places from the right of X-Forwarded-For (each trusted proxy appends the
+ * address it saw). Entries further left are written by the client and are
+ * never trusted.
+ */
+export function clientIp(
+  socketIp: string,
+  forwardedFor: string | null,
+  trustProxy: number,
+): string {
+  const socket = normalizeIp(socketIp);
+  if (trustProxy <= 0 || !forwardedFor) return socket;
+  const entries = forwardedFor.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  if (entries.length === 0) return socket;
+  const candidate = entries[Math.max(0, entries.length - trustProxy)];
+  return looksLikeIp(candidate) ? normalizeIp(candidate) : socket;
+}
+
+/** An IPv4 address, or text made of the characters of an IPv6 one. */
+function looksLikeIp(value: string): boolean {
+  if (IPV4.test(value)) return ipv4Parts(value) !== undefined;
+  return /^[0-9a-fA-F:.]+$/.test(value) && value.includes(":");
+}
+
+/** Lowercase IPv6, and IPv4-mapped IPv6 (::ffff:1.2.3.4) as plain IPv4. */
+export function normalizeIp(ip: string): string {
+  const lower = ip.toLowerCase().replace(/^\[|\]$/g, "");
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(lower);
+  return mapped ? mapped[1] : lower;
 }
 
 /** The eight 16-bit groups of an IPv6 address, or undefined when it is not one. */

@@ -6,13 +6,11 @@
  */
 import type { BlockType } from "../lib/formats.ts";
 import type { FieldDef, Json } from "../lib/manifest/types.ts";
+import { isJsonObject, type JsonObject as JsonObjectOf } from "../lib/json.ts";
 import { pickLanguages } from "./langs.ts";
 import type { Block, Page, Post, Section } from "./model.ts";
 
-type JsonObject = { [key: string]: Json };
-
-const isObject = (v: Json | undefined): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+type JsonObject = JsonObjectOf<Json>;
 
 /** A value shaped by the rules of its type (standalone block or object field). */
 export function renderValue(
@@ -26,14 +24,16 @@ export function renderValue(
   switch (type) {
     case "text":
     case "html":
-      return isObject(value) ? pickLanguages(value, langs) as JsonObject : value;
+      return isJsonObject<Json>(value) ? pickLanguages(value, langs) as JsonObject : value;
     case "image":
     case "video":
-      return multilang && isObject(value) ? pickLanguages(value, langs) as JsonObject : value;
+      return multilang && isJsonObject<Json>(value)
+        ? pickLanguages(value, langs) as JsonObject
+        : value;
     case "link": {
-      if (!isObject(value)) return value;
+      if (!isJsonObject<Json>(value)) return value;
       // title is always a language map, empty when the link has no saved title.
-      const title = isObject(value.title) ? value.title : {};
+      const title = isJsonObject<Json>(value.title) ? value.title : {};
       return { ...value, title: pickLanguages(title, langs) as JsonObject };
     }
     case "object":
@@ -49,7 +49,7 @@ export function renderValue(
 }
 
 function renderObject(fields: readonly FieldDef[], value: Json, langs: readonly string[]): Json {
-  if (!isObject(value)) return value;
+  if (!isJsonObject<Json>(value)) return value;
   const out: JsonObject = {};
   for (const [key, inner] of Object.entries(value)) {
     const field = fields.find((f) => f.marker === key);
@@ -76,7 +76,7 @@ export function renderBlock(block: Block, langs: readonly string[]): JsonObject 
 export function isEmptyValue(value: Json): boolean {
   if (value === null) return true;
   if (Array.isArray(value)) return value.length === 0;
-  if (isObject(value)) return Object.keys(value).length === 0;
+  if (isJsonObject<Json>(value)) return Object.keys(value).length === 0;
   return false;
 }
 

@@ -23,12 +23,7 @@ import {
   type PageView,
   PageViewSchema,
 } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
-
-export type JsonObject = Record<string, unknown>;
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { isJsonObject, type JsonObject } from "../lib/json.ts";
 
 /** The names each field is read from, in order of precedence: the long name, then its aliases. */
 export const EVENT_KEYS = {

@@ -27,7 +27,8 @@ import type { Caller, Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { type Batcher, OverloadedError } from "./batcher.ts";
 import { BodyTooLargeError, parseJson, readLimitedText } from "./body.ts";
-import { type BodyKind, ingestBodyOf, isJsonObject } from "./ingest_body.ts";
+import { type BodyKind, ingestBodyOf } from "./ingest_body.ts";
+import { isJsonObject } from "../lib/json.ts";
 
 export type IngestItemInit = MessageInitShape<typeof IngestItemSchema>;
 

@@ -16,7 +16,7 @@ import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { BodyTooLargeError, parseJson, readLimitedText } from "./body.ts";
-import { isJsonObject } from "./ingest_body.ts";
+import { isJsonObject } from "../lib/json.ts";
 
 export const STATS_PATH = "/stats/v1/query";
 /** Request bodies of the query route: 16 KB. */

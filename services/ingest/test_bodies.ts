@@ -4,13 +4,8 @@
  * the gateway applies (ingest_body.ts) and the rules applied here. A body that
  * is not a JSON object the gateway answers invalid_body itself.
  */
-import {
-  eventOf,
-  isJsonObject,
-  type JsonObject,
-  leadOf,
-  pageViewOf,
-} from "../gateway/ingest_body.ts";
+import { eventOf, leadOf, pageViewOf } from "../gateway/ingest_body.ts";
+import { isJsonObject, type JsonObject } from "../lib/json.ts";
 import { RefusedError } from "./body_fields.ts";
 
 function mapped<T>(map: (body: JsonObject) => T): (body: unknown) => T {

@@ -5,7 +5,8 @@
  */
 import { serviceClient } from "../../services/lib/rpc/client.ts";
 import { IngestService, Outcome, Source } from "../../services/lib/gen/crm/ingest/v1/ingest_pb.ts";
-import { ingestBodyOf, type JsonObject } from "../../services/gateway/ingest_body.ts";
+import { ingestBodyOf } from "../../services/gateway/ingest_body.ts";
+import type { JsonObject } from "../../services/lib/json.ts";
 import { analyticsManifest, CHROME, type Json } from "./marketing.ts";
 import type { TestSystem } from "./system.ts";
 

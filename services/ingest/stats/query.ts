@@ -6,6 +6,7 @@
 import type { Json } from "../../lib/stats/wire.ts";
 import type { QueryField } from "../../lib/stats/names.ts";
 import { ianaTimeZone } from "../../lib/formats.ts";
+import { isJsonObject } from "../../lib/json.ts";
 import { type Grain, parseDay } from "./calendar.ts";
 
 export const METRIC_NAMES = [
@@ -98,9 +99,6 @@ export const isTimeDimension = (d: DimensionName): d is TimeDimension => d.start
 export const isVisitDimension = (d: DimensionName): d is VisitDimension => d.startsWith("visit:");
 export const isEventDimension = (d: DimensionName): d is EventDimension => d.startsWith("event:");
 export const grainOf = (d: TimeDimension): Grain => d.slice(5) as Grain;
-
-const isObject = (v: unknown): v is Record<string, Json> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 function oneOfText(names: readonly string[]): string {
   return names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names[0];
@@ -246,7 +244,9 @@ function flag(value: Json | undefined, field: string): boolean {
 
 function include(value: Json | undefined): { totals: boolean; bots: boolean } {
   if (value === undefined || value === null) return { totals: false, bots: false };
-  if (!isObject(value)) throw new QueryError("include", 'must be an object {"totals", "bots"}');
+  if (!isJsonObject<Json>(value)) {
+    throw new QueryError("include", 'must be an object {"totals", "bots"}');
+  }
   return { totals: flag(value.totals, "include.totals"), bots: flag(value.bots, "include.bots") };
 }
 

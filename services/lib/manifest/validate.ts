@@ -21,6 +21,7 @@ import {
   SITE_ID,
   SLUG,
 } from "../formats.ts";
+import { isJsonObject, type JsonObject } from "../json.ts";
 import { KEY_HASH, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../keys.ts";
 import type {
   BlockDef,
@@ -43,20 +44,16 @@ export class ManifestError extends Error {
   }
 }
 
-type Obj = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
 function fail(path: string, problem: string): never {
   throw new ManifestError(path, problem);
 }
 
-function object(value: unknown, path: string): Obj {
-  if (!isObject(value)) fail(path, "must be an object");
+function object(value: unknown, path: string): JsonObject {
+  if (!isJsonObject(value)) fail(path, "must be an object");
   return value;
 }
 
-function optionalObject(value: unknown, path: string): Obj {
+function optionalObject(value: unknown, path: string): JsonObject {
   return value === undefined ? {} : object(value, path);
 }
 
@@ -215,7 +212,7 @@ function blockValue(
           fail(`${path}.${key}`, "must be a string");
         }
       }
-      const out: Obj = { ...link };
+      const out: JsonObject = { ...link };
       if (link.title !== undefined) out.title = languageMap(link.title, `${path}.title`);
       return out as Json;
     }

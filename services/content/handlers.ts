@@ -1,5 +1,4 @@
 /** ContentService: the read-only content API for one site per call. */
-import { createHash } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type {
   ContentService,
@@ -8,6 +7,7 @@ import type {
 } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { RenderedBodySchema } from "../lib/gen/crm/content/v1/content_pb.ts";
+import { etagOf } from "../lib/etag.ts";
 import { Code, type ErrorFields, limit, publicError } from "../lib/errors.ts";
 import { MARKER, SLUG } from "../lib/formats.ts";
 import { type LanguageError, resolveLanguages } from "./langs.ts";
@@ -44,8 +44,7 @@ export function renderedBody(
   freshUntil: number,
 ): MessageInitShape<typeof RenderedBodySchema> {
   const json = encoder.encode(JSON.stringify(value));
-  const digest = createHash("sha256").update(json).digest("base64url").slice(0, 27);
-  return { json, etag: `"${digest}"`, freshUntilMs: BigInt(freshUntil) };
+  return { json, etag: etagOf(json), freshUntilMs: BigInt(freshUntil) };
 }
 
 export type { RenderedBody };

@@ -8,6 +8,7 @@ import type { Client } from "@connectrpc/connect";
 import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
+import { etagMatches } from "../lib/etag.ts";
 import { type Handler, JSON_TYPE, jsonError, type RequestContext } from "./http.ts";
 import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
@@ -69,14 +70,6 @@ function contentRoutes(content: Client<typeof ContentService>) {
     ),
     route<Fetch>("/content/v1/langs", (siteId) => content.listLanguages({ siteId })),
   ];
-}
-
-/** True when an If-None-Match header matches the entity tag (weak comparison, as RFC 9110 asks). */
-export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === "*") return true;
-  const opaque = etag.replace(/^W\//, "");
-  return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === opaque);
 }
 
 export function contentApi(options: ContentApiOptions): Handler {

@@ -3,8 +3,8 @@
  * gzipped once, with a strong ETag per encoding, conditional requests and a
  * cache lifetime suited to a script tag that carries no version in its URL.
  */
-import { createHash } from "node:crypto";
-import { etagMatches } from "./content_api.ts";
+import { etagMatches, etagOf } from "../lib/etag.ts";
+import { gzip } from "../lib/gzip.ts";
 import type { Handler } from "./http.ts";
 import { jsonError } from "./http.ts";
 
@@ -17,10 +17,13 @@ export interface StaticAsset {
 }
 
 export async function staticAsset(body: Uint8Array, contentType: string): Promise<StaticAsset> {
-  const digest = createHash("sha256").update(body).digest("base64url").slice(0, 27);
-  const stream = new Blob([body as BlobPart]).stream().pipeThrough(new CompressionStream("gzip"));
-  const gzip = new Uint8Array(await new Response(stream).arrayBuffer());
-  return { body, gzip, etag: `"${digest}"`, gzipEtag: `"${digest}-gz"`, contentType };
+  return {
+    body,
+    gzip: await gzip(body),
+    etag: etagOf(body),
+    gzipEtag: etagOf(body, "gz"),
+    contentType,
+  };
 }
 
 /**

@@ -1,0 +1,70 @@
+/**
+ * What `deno task start` and `deno task service` share: the relaunch with
+ * Deno's OpenTelemetry exporter when an OTLP endpoint is set, the
+ * configuration read once and the logger, one-line failures (with a hint when
+ * a port is taken), and the stop: on SIGTERM or SIGINT the process drains
+ * (stops accepting, finishes what is in flight, closes storage) and exits 0.
+ */
+import { relaunchWithOtel } from "./otel_runtime.ts";
+import { type Config, ConfigError, loadConfig, type RunMode } from "../lib/config.ts";
+import { describeError } from "../lib/errors.ts";
+import { createLogger, type Logger } from "../lib/log.ts";
+import { ManifestError } from "../lib/manifest/validate.ts";
+
+/** Prints one line on stderr and exits 1. */
+export function fail(message: string): never {
+  console.error(message);
+  Deno.exit(1);
+}
+
+export interface Started {
+  /** Drains and closes everything the process runs. */
+  close(): Promise<void>;
+}
+
+export interface ProcessOptions {
+  mode: RunMode;
+  /** The failure line's start, e.g. "start failed". */
+  failedAs: string;
+  /** Which settings choose the ports, named when a port is taken. */
+  portSettings: string;
+  /** Starts what the process runs; resolves once it serves. */
+  start(config: Config, log: Logger): Promise<Started>;
+}
+
+export async function runProcess(options: ProcessOptions): Promise<void> {
+  // With an OTLP endpoint set, the run happens in a child with Deno's exporter on.
+  const relaunched = await relaunchWithOtel();
+  if (relaunched !== undefined) Deno.exit(relaunched);
+  let log: Logger | undefined;
+  let started: Started;
+  try {
+    const config = loadConfig(Deno.env.toObject(), options.mode);
+    log = createLogger(config.logLevel);
+    started = await options.start(config, log);
+  } catch (error) {
+    fail(failureLine(error, options));
+  }
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down");
+    await started.close();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+}
+
+export function failureLine(
+  error: unknown,
+  options: Pick<ProcessOptions, "failedAs" | "portSettings">,
+): string {
+  if (error instanceof ConfigError) return `configuration: ${error.message}`;
+  if (error instanceof ManifestError) return `invalid manifest at ${error.path}: ${error.problem}`;
+  const inUse = error instanceof Deno.errors.AddrInUse ||
+    (error as { code?: string })?.code === "EADDRINUSE";
+  const hint = inUse ? ` (is another instance running? ${options.portSettings})` : "";
+  return `${options.failedAs}: ${describeError(error)}${hint}`;
+}

@@ -16,6 +16,7 @@ import {
   type StoredMemberSchema,
   type StoredValueSchema,
 } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import { type Columns, EVENTS, LEADS, PAGE_VIEWS, selectList, type Table } from "./tables.ts";
 
 export type ExportKind = "events" | "page_views" | "leads";
 
@@ -128,26 +129,23 @@ const toLead = (r: Row): LeadRowInit => ({
   receivedAt: receivedAt(r),
 });
 
-const SHAPES: { [K in ExportKind]: { columns: string; map: (r: Row) => RowOf[K] } } = {
-  events: {
-    columns: `name, event_id, visitor_id, session_id, url, params, value::float8 as value,
-      currency, source, channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content,
-      ad_link`,
-    map: toEvent,
-  },
-  page_views: {
-    columns: `visitor_id, session_id, url, title, referrer, utm_source, utm_medium,
-      utm_campaign, utm_term, utm_content, click_ids, ad_link, ad_cookies, screen, viewport,
-      pixel_ratio, language, time_zone, country, device, browser, os, channel, new_visitor, bot,
-      ip`,
-    map: toPageView,
-  },
-  leads: {
-    columns: `id::text as id, lead_id, source, form, name, email, phone, message, fields,
-      visitor_id, session_id, url, channel, utm_source, utm_medium, utm_campaign, utm_term,
-      utm_content, ad_link`,
-    map: toLead,
-  },
+interface Shape<R> {
+  table: string;
+  /** Every described column but the site and the time, which the query reads itself. */
+  columns: string;
+  map: (r: Row) => R;
+}
+
+const shape = <R>(table: Table<Columns>, map: (r: Row) => R): Shape<R> => ({
+  table: table.name,
+  columns: selectList(table, ["site_id", "received_at"]),
+  map,
+});
+
+const SHAPES: { [K in ExportKind]: Shape<RowOf[K]> } = {
+  events: shape(EVENTS, toEvent),
+  page_views: shape(PAGE_VIEWS, toPageView),
+  leads: shape(LEADS, toLead),
 };
 
 export const EXPORT_PAGE = 1000;
@@ -180,7 +178,7 @@ export async function exportPage<K extends ExportKind>(
   siteId: string,
   options: { sinceMs?: number; cursor?: string; pageSize?: number } = {},
 ): Promise<ExportPage<RowOf[K]>> {
-  const shape: { columns: string; map: (r: Row) => RowOf[K] } = SHAPES[kind];
+  const { table, columns, map }: Shape<RowOf[K]> = SHAPES[kind];
   const since = options.sinceMs === undefined
     ? "-infinity"
     : new Date(options.sinceMs).toISOString();
@@ -188,8 +186,8 @@ export async function exportPage<K extends ExportKind>(
   const pageSize = Math.min(MAX_EXPORT_PAGE, Math.max(1, options.pageSize || EXPORT_PAGE));
   const rows = await db.query(
     `select received_at::text as cursor_at, seq::text as cursor_seq, received_at,
-            ${shape.columns}
-       from ingest.${kind}
+            ${columns}
+       from ${table}
       where site_id = $1 and received_at >= $2::text::timestamptz
         and (received_at, seq) > ($3::text::timestamptz, $4::text::bigint)
       order by received_at, seq
@@ -198,7 +196,7 @@ export async function exportPage<K extends ExportKind>(
   );
   const last = rows[rows.length - 1];
   return {
-    rows: rows.map(shape.map),
+    rows: rows.map(map),
     nextCursor: rows.length < pageSize ? "" : `${last.cursor_at}|${last.cursor_seq}`,
   };
 }

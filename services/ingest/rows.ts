@@ -1,17 +1,21 @@
-/** What the writer stores: rows prepared (validated, normalised, enriched) by prepare.ts. */
-import type { ParamValue } from "./params.ts";
+/**
+ * What the writer stores: rows prepared (validated, normalised, enriched) by
+ * prepare.ts, typed from the table descriptions in tables.ts.
+ */
+import {
+  type AttributionColumn,
+  EVENTS,
+  LEADS,
+  PAGE_VIEWS,
+  type RowOf,
+  SESSIONS,
+} from "./tables.ts";
 
 /** Where a visit came from; a session keeps that of its first page view. */
-export interface Attribution {
-  channel: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  utm_term: string | null;
-  utm_content: string | null;
-  ad_link: string | null;
-  click_ids: Record<string, string>;
-}
+export type Attribution = Pick<
+  RowOf<typeof SESSIONS.columns>,
+  AttributionColumn | "click_ids"
+>;
 
 export const NO_ATTRIBUTION: Attribution = {
   channel: null,
@@ -24,62 +28,20 @@ export const NO_ATTRIBUTION: Attribution = {
   click_ids: {},
 };
 
-export interface PageViewRow {
-  site_id: string;
-  /** ISO 8601 */
-  received_at: string;
-  visitor_id: string | null;
-  session_id: string | null;
-  url: string;
-  title: string | null;
-  referrer: string | null;
-  /** The page view's own attribution (from its URL and referrer). */
-  attribution: Attribution;
-  ad_cookies: Record<string, string>;
-  screen: string | null;
-  viewport: string | null;
-  pixel_ratio: number | null;
-  language: string | null;
-  time_zone: string | null;
-  country: string | null;
-  device: string | null;
-  browser: string | null;
-  os: string | null;
-  bot: boolean;
-  ip: string | null;
-}
+/**
+ * A page view as prepared: its own attribution (from its URL and referrer)
+ * in one member; the writer stores the session's, and whether the visitor is
+ * new.
+ */
+export type PageViewRow =
+  & Omit<RowOf<typeof PAGE_VIEWS.columns>, keyof Attribution | "new_visitor">
+  & { attribution: Attribution };
 
-export interface EventRow {
-  site_id: string;
-  received_at: string;
-  name: string;
-  event_id: string | null;
-  visitor_id: string | null;
-  session_id: string | null;
-  url: string | null;
-  params: Record<string, ParamValue>;
-  value: number | null;
-  currency: string | null;
-  source: "browser" | "server";
-  bot: boolean | null;
-}
+/** An event as prepared; the writer adds its session's attribution. */
+export type EventRow = Omit<RowOf<typeof EVENTS.columns>, AttributionColumn>;
 
-export interface LeadRow {
-  id: string;
-  site_id: string;
-  received_at: string;
-  lead_id: string | null;
-  source: "browser" | "server";
-  form: string | null;
-  name: string | null;
-  email: string | null;
-  phone: string | null;
-  message: string | null;
-  fields: Record<string, ParamValue>;
-  visitor_id: string | null;
-  session_id: string | null;
-  url: string | null;
-}
+/** A lead as prepared; the writer adds its session's attribution. */
+export type LeadRow = Omit<RowOf<typeof LEADS.columns>, AttributionColumn>;
 
 export type WriteItem =
   | { kind: "view"; row: PageViewRow }

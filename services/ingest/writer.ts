@@ -7,7 +7,8 @@
  * events, leads. Sessions come before events and leads so an event can
  * inherit from a page view written in the same group; rows of keyed tables
  * are inserted in key order so concurrent transactions take their locks in
- * the same order and cannot deadlock each other.
+ * the same order and cannot deadlock each other. Columns and their types come
+ * from the table descriptions (tables.ts).
  */
 import type { Queryable } from "../lib/db/mod.ts";
 import {
@@ -19,6 +20,19 @@ import {
   type WriteItem,
   type WriteResult,
 } from "./rows.ts";
+import {
+  ATTRIBUTION_COLUMNS,
+  type AttributionColumn,
+  EVENT_IDS,
+  EVENTS,
+  insertFromJson,
+  LEADS,
+  PAGE_VIEWS,
+  recordOf,
+  type RowOf,
+  SESSIONS,
+  VISITORS,
+} from "./tables.ts";
 
 const key = (site: string, id: string) => `${site}\u0000${id}`;
 const json = (rows: unknown[]) => JSON.stringify(rows);
@@ -33,20 +47,33 @@ const byKey = <T extends { site_id: string }>(id: (row: T) => string) => (a: T, 
     ? 1
     : 0;
 
-const ATTRIBUTION_COLUMNS =
-  "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
+type FlatAttribution = Pick<Attribution, AttributionColumn>;
 
-function flatAttribution(a: Attribution) {
-  return {
-    channel: a.channel,
-    utm_source: a.utm_source,
-    utm_medium: a.utm_medium,
-    utm_campaign: a.utm_campaign,
-    utm_term: a.utm_term,
-    utm_content: a.utm_content,
-    ad_link: a.ad_link,
-  };
+/** The attribution columns of a row (click ids are stored by sessions and page views only). */
+function flatAttribution(a: Attribution): FlatAttribution {
+  const flat = {} as FlatAttribution;
+  for (const column of ATTRIBUTION_COLUMNS) flat[column] = a[column];
+  return flat;
 }
+
+const INSERT_VISITORS = insertFromJson(VISITORS, {
+  onConflict: "do nothing",
+  returning: "site_id, visitor_id",
+});
+const INSERT_SESSIONS = insertFromJson(SESSIONS, {
+  onConflict: "do nothing",
+  returning: "site_id, session_id",
+});
+const INSERT_PAGE_VIEWS = insertFromJson(PAGE_VIEWS);
+const INSERT_EVENT_IDS = insertFromJson(EVENT_IDS, {
+  onConflict: "do nothing",
+  returning: "site_id, event_id",
+});
+const INSERT_EVENTS = insertFromJson(EVENTS);
+const INSERT_LEADS = insertFromJson(LEADS, {
+  onConflict: "do nothing",
+  returning: "id::text as id",
+});
 
 /** What a page view, event or lead inherits from its session. */
 interface SessionInfo {
@@ -55,12 +82,14 @@ interface SessionInfo {
   visitorId: string | null;
 }
 
-type SessionRow = Attribution & {
-  site_id: string;
-  session_id: string;
-  visitor_id: string | null;
-  [column: string]: unknown;
-};
+const SESSION_INFO = [
+  "site_id",
+  "session_id",
+  "visitor_id",
+  ...ATTRIBUTION_COLUMNS,
+  "click_ids",
+] as const;
+type SessionInfoRow = Pick<RowOf<typeof SESSIONS.columns>, typeof SESSION_INFO[number]>;
 
 interface Indexed<T> {
   index: number;
@@ -104,19 +133,17 @@ async function writeVisitors(
   const firstSession = new Map<string, string | null>();
   const inserted = new Set<string>();
   if (first.size > 0) {
-    const proposed = [...first.values()].sort(byKey((r) => r.visitor_id!)).map((r) => ({
-      site_id: r.site_id,
-      visitor_id: r.visitor_id,
-      received_at: r.received_at,
-      session_id: r.session_id,
-    }));
+    const proposed: RowOf<typeof VISITORS.columns>[] = [...first.values()]
+      .sort(byKey((r) => r.visitor_id!))
+      .map((r) => ({
+        site_id: r.site_id,
+        visitor_id: r.visitor_id!,
+        first_seen: r.received_at,
+        last_seen: r.received_at,
+        first_session_id: r.session_id,
+      }));
     const added = await tx.query<{ site_id: string; visitor_id: string }>(
-      `insert into ingest.visitors (site_id, visitor_id, first_seen, last_seen, first_session_id)
-       select site_id, visitor_id, received_at, received_at, session_id
-         from json_to_recordset($1::json)
-           as r(site_id text, visitor_id text, received_at timestamptz, session_id text)
-       on conflict do nothing
-       returning site_id, visitor_id`,
+      INSERT_VISITORS,
       [json(proposed)],
     );
     for (const r of added) {
@@ -124,14 +151,14 @@ async function writeVisitors(
       inserted.add(k);
       firstSession.set(k, first.get(k)!.session_id);
     }
-    const known = proposed.filter((r) => !inserted.has(key(r.site_id, r.visitor_id!)));
+    const known = proposed.filter((r) => !inserted.has(key(r.site_id, r.visitor_id)));
     if (known.length > 0) {
       const rows = await tx.query<
         { site_id: string; visitor_id: string; first_session_id: string | null }
       >(
         `select v.site_id, v.visitor_id, v.first_session_id
            from ingest.visitors v
-           join json_to_recordset($1::json) as r(site_id text, visitor_id text)
+           join json_to_recordset($1::json) as ${recordOf(VISITORS, ["site_id", "visitor_id"])}
              on v.site_id = r.site_id and v.visitor_id = r.visitor_id`,
         [json(known.map((r) => ({ site_id: r.site_id, visitor_id: r.visitor_id })))],
       );
@@ -172,30 +199,25 @@ async function writeSessions(
     const k = key(row.site_id, row.session_id);
     if (!first.has(k)) first.set(k, row);
   }
-  const startedVisitors: { site_id: string; visitor_id: string; received_at: string }[] = [];
+  const startedVisitors: Pick<
+    RowOf<typeof VISITORS.columns>,
+    "site_id" | "visitor_id" | "last_seen"
+  >[] = [];
   if (first.size > 0) {
-    const proposed = [...first.values()].sort(byKey((r) => r.session_id!)).map((r) => ({
-      site_id: r.site_id,
-      session_id: r.session_id,
-      visitor_id: r.visitor_id,
-      started_at: r.received_at,
-      ...flatAttribution(r.attribution),
-      click_ids: r.attribution.click_ids,
-      landing_url: r.url,
-      referrer: r.referrer,
-    }));
+    const proposed: RowOf<typeof SESSIONS.columns>[] = [...first.values()]
+      .sort(byKey((r) => r.session_id!))
+      .map((r) => ({
+        site_id: r.site_id,
+        session_id: r.session_id!,
+        visitor_id: r.visitor_id,
+        started_at: r.received_at,
+        ...flatAttribution(r.attribution),
+        click_ids: r.attribution.click_ids,
+        landing_url: r.url,
+        referrer: r.referrer,
+      }));
     const added = await tx.query<{ site_id: string; session_id: string }>(
-      `insert into ingest.sessions
-         (site_id, session_id, visitor_id, started_at, ${ATTRIBUTION_COLUMNS}, click_ids,
-          landing_url, referrer)
-       select site_id, session_id, visitor_id, started_at, ${ATTRIBUTION_COLUMNS},
-              coalesce(click_ids, '{}'::json), landing_url, referrer
-         from json_to_recordset($1::json) as r(
-           site_id text, session_id text, visitor_id text, started_at timestamptz,
-           channel text, utm_source text, utm_medium text, utm_campaign text, utm_term text,
-           utm_content text, ad_link text, click_ids json, landing_url text, referrer text)
-       on conflict do nothing
-       returning site_id, session_id`,
+      INSERT_SESSIONS,
       [json(proposed)],
     );
     for (const r of added) {
@@ -208,7 +230,7 @@ async function writeSessions(
         startedVisitors.push({
           site_id: row.site_id,
           visitor_id: row.visitor_id,
-          received_at: row.received_at,
+          last_seen: row.received_at,
         });
       }
     }
@@ -220,11 +242,10 @@ async function writeSessions(
     if (!sessions.has(k)) wanted.set(k, { site_id: r.site_id, session_id: r.session_id });
   }
   if (wanted.size > 0) {
-    const rows = await tx.query<SessionRow>(
-      `select s.site_id, s.session_id, s.visitor_id, s.channel, s.utm_source, s.utm_medium, s.utm_campaign,
-              s.utm_term, s.utm_content, s.ad_link, s.click_ids
+    const rows = await tx.query<SessionInfoRow>(
+      `select ${SESSION_INFO.map((c) => `s.${c}`).join(", ")}
          from ingest.sessions s
-         join json_to_recordset($1::json) as r(site_id text, session_id text)
+         join json_to_recordset($1::json) as ${recordOf(SESSIONS, ["site_id", "session_id"])}
            on s.site_id = r.site_id and s.session_id = r.session_id`,
       [json([...wanted.values()])],
     );
@@ -236,11 +257,11 @@ async function writeSessions(
   if (startedVisitors.length > 0) {
     // A new session of a known visitor: the profile was seen again.
     await tx.query(
-      `update ingest.visitors v set last_seen = r.received_at
+      `update ingest.visitors v set last_seen = r.last_seen
          from json_to_recordset($1::json)
-           as r(site_id text, visitor_id text, received_at timestamptz)
+           as ${recordOf(VISITORS, ["site_id", "visitor_id", "last_seen"])}
         where v.site_id = r.site_id and v.visitor_id = r.visitor_id
-          and v.last_seen < r.received_at`,
+          and v.last_seen < r.last_seen`,
       [json(startedVisitors.sort(byKey((r) => r.visitor_id)))],
     );
   }
@@ -262,7 +283,7 @@ async function writePageViews(
   sessions: Map<string, SessionInfo>,
 ): Promise<void> {
   if (views.length === 0) return;
-  const rows = views.map(({ index, row }) => {
+  const rows: RowOf<typeof PAGE_VIEWS.columns>[] = views.map(({ index, row }) => {
     // Every page view of a session carries the attribution of its first one.
     const a = sessionOf(sessions, row.site_id, row.session_id)?.attribution ?? row.attribution;
     const { attribution: _own, ...rest } = row;
@@ -270,27 +291,10 @@ async function writePageViews(
       ...rest,
       ...flatAttribution(a),
       click_ids: a.click_ids,
-      new_visitor: newVisitor.get(index),
+      new_visitor: newVisitor.get(index) ?? null,
     };
   });
-  await tx.query(
-    `insert into ingest.page_views
-       (site_id, received_at, visitor_id, session_id, url, title, referrer, ${ATTRIBUTION_COLUMNS},
-        click_ids, ad_cookies, screen, viewport, pixel_ratio, language, time_zone, country, device,
-        browser, os, new_visitor, bot, ip)
-     select site_id, received_at, visitor_id, session_id, url, title, referrer,
-            ${ATTRIBUTION_COLUMNS}, coalesce(click_ids, '{}'::json), coalesce(ad_cookies, '{}'::json),
-            screen, viewport, pixel_ratio, language, time_zone, country, device, browser, os,
-            new_visitor, bot, ip
-       from json_to_recordset($1::json) as r(
-         site_id text, received_at timestamptz, visitor_id text, session_id text, url text,
-         title text, referrer text, channel text, utm_source text, utm_medium text,
-         utm_campaign text, utm_term text, utm_content text, ad_link text, click_ids json,
-         ad_cookies json, screen text, viewport text, pixel_ratio double precision,
-         language text, time_zone text, country text, device text, browser text, os text,
-         new_visitor boolean, bot boolean, ip text)`,
-    [json(rows)],
-  );
+  await tx.query(INSERT_PAGE_VIEWS, [json(rows)]);
 }
 
 /**
@@ -327,45 +331,30 @@ async function writeEvents(
     else claims.set(k, e);
   }
   if (claims.size > 0) {
-    const proposed = [...claims.values()].map((e) => e.row).sort(byKey((r) => r.event_id!));
+    const proposed: RowOf<typeof EVENT_IDS.columns>[] = [...claims.values()]
+      .map(({ row }) => ({
+        site_id: row.site_id,
+        event_id: row.event_id!,
+        received_at: row.received_at,
+      }))
+      .sort(byKey((r) => r.event_id));
     const won = await tx.query<{ site_id: string; event_id: string }>(
-      `insert into ingest.event_ids (site_id, event_id, received_at)
-       select site_id, event_id, received_at
-         from json_to_recordset($1::json)
-           as r(site_id text, event_id text, received_at timestamptz)
-       on conflict do nothing
-       returning site_id, event_id`,
-      [json(proposed.map((r) => ({
-        site_id: r.site_id,
-        event_id: r.event_id,
-        received_at: r.received_at,
-      })))],
+      INSERT_EVENT_IDS,
+      [json(proposed)],
     );
     const fresh = new Set(won.map((r) => key(r.site_id, r.event_id)));
     for (const [k, e] of claims) if (!fresh.has(k)) results[e.index].duplicate = true;
   }
   const stored = events.filter((e) => !results[e.index].duplicate);
   if (stored.length === 0) return;
-  const rows = stored.map(({ row }) => inherit(row, sessions));
-  await tx.query(
-    `insert into ingest.events
-       (site_id, received_at, name, event_id, visitor_id, session_id, url, params, value,
-        currency, source, ${ATTRIBUTION_COLUMNS}, bot)
-     select site_id, received_at, name, event_id, visitor_id, session_id, url,
-            coalesce(params, '{}'::json), value, currency, source, ${ATTRIBUTION_COLUMNS}, bot
-       from json_to_recordset($1::json) as r(
-         site_id text, received_at timestamptz, name text, event_id text, visitor_id text,
-         session_id text, url text, params json, value bigint, currency text, source text,
-         channel text, utm_source text, utm_medium text, utm_campaign text, utm_term text,
-         utm_content text, ad_link text, bot boolean)`,
-    [json(rows)],
-  );
+  const rows: RowOf<typeof EVENTS.columns>[] = stored.map(({ row }) => inherit(row, sessions));
+  await tx.query(INSERT_EVENTS, [json(rows)]);
   // The first event of a type locks its name: an import that drops the type archives it.
   const types = new Map<string, { site_id: string; name: string }>();
   for (const { row } of stored) types.set(key(row.site_id, row.name), row);
   await tx.query(
     `update ingest.event_types t set first_event_at = now()
-       from json_to_recordset($1::json) as r(site_id text, name text)
+       from json_to_recordset($1::json) as ${recordOf(EVENTS, ["site_id", "name"])}
       where t.site_id = r.site_id and t.name = r.name and t.first_event_at is null`,
     [json([...types.values()].map((t) => ({ site_id: t.site_id, name: t.name })))],
   );
@@ -392,23 +381,9 @@ async function writeLeads(
     }
     proposed.push(l);
   }
-  const rows = proposed.map(({ row }) => inherit(row, sessions))
+  const rows: RowOf<typeof LEADS.columns>[] = proposed.map(({ row }) => inherit(row, sessions))
     .sort(byKey((r) => r.lead_id ?? ""));
-  const added = await tx.query<{ id: string }>(
-    `insert into ingest.leads
-       (id, site_id, received_at, lead_id, source, form, name, email, phone, message, fields,
-        visitor_id, session_id, url, ${ATTRIBUTION_COLUMNS})
-     select id, site_id, received_at, lead_id, source, form, name, email, phone, message,
-            coalesce(fields, '{}'::json), visitor_id, session_id, url, ${ATTRIBUTION_COLUMNS}
-       from json_to_recordset($1::json) as r(
-         id uuid, site_id text, received_at timestamptz, lead_id text, source text, form text,
-         name text, email text, phone text, message text, fields json, visitor_id text,
-         session_id text, url text, channel text, utm_source text, utm_medium text,
-         utm_campaign text, utm_term text, utm_content text, ad_link text)
-     on conflict do nothing
-     returning id::text as id`,
-    [json(rows)],
-  );
+  const added = await tx.query<{ id: string }>(INSERT_LEADS, [json(rows)]);
   const fresh = new Set(added.map((r) => r.id));
   const lost = proposed.filter((l) => !fresh.has(l.row.id));
   if (lost.length > 0) {
@@ -416,7 +391,7 @@ async function writeLeads(
     const existing = await tx.query<{ site_id: string; lead_id: string; id: string }>(
       `select l.site_id, l.lead_id, l.id::text as id
          from ingest.leads l
-         join json_to_recordset($1::json) as r(site_id text, lead_id text)
+         join json_to_recordset($1::json) as ${recordOf(LEADS, ["site_id", "lead_id"])}
            on l.site_id = r.site_id and l.lead_id = r.lead_id`,
       [json(lost.map((l) => ({ site_id: l.row.site_id, lead_id: l.row.lead_id })))],
     );

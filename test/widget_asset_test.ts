@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { WIDGET_OUTPUT } from "../widget/build.ts";
+import { readBuiltWidget } from "../services/gateway/main.ts";
 
 describe("GET /widget.js", () => {
   let sys: TestSystem;
@@ -51,5 +52,14 @@ describe("GET /widget.js", () => {
     expect(raw.headers.get("etag")).not.toBe(plain.headers.get("etag"));
     // fetch decodes gzip itself: the bytes are the script.
     expect(new Uint8Array(await raw.arrayBuffer())).toEqual(built);
+  });
+});
+
+describe("the gateway without a built widget", () => {
+  it("refuses to start, naming the task that builds it", async () => {
+    const missing = new URL(`file://${await Deno.makeTempDir()}/widget.js`);
+    await expect(readBuiltWidget(missing)).rejects.toThrow(
+      `${missing.pathname} is missing: build the widget with \`deno task widget\``,
+    );
   });
 });

@@ -1,9 +1,10 @@
 /**
  * Builds widget/dist/widget.js from widget/src with Deno's own bundler
  * (esbuild inside): one minified IIFE for the browser. `deno task widget`
- * runs it; start and test run it first, and the gateway builds the file when
- * it is missing.
+ * runs it; start and test run it first, and so does the image build. The
+ * gateway only serves the file, and refuses to start without it.
  */
+import { gzip } from "../services/lib/gzip.ts";
 
 export const WIDGET_SOURCE = new URL("./src/main.ts", import.meta.url);
 export const WIDGET_OUTPUT = new URL("./dist/widget.js", import.meta.url);
@@ -39,8 +40,7 @@ export async function buildWidget(): Promise<Uint8Array> {
 
 /** Size of the script as browsers download it (gzip), in bytes. */
 export async function gzippedSize(bytes: Uint8Array): Promise<number> {
-  const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(new CompressionStream("gzip"));
-  return (await new Response(stream).arrayBuffer()).byteLength;
+  return (await gzip(bytes)).byteLength;
 }
 
 if (import.meta.main) {

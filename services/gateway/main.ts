@@ -14,7 +14,7 @@ import { ResponseCache } from "./response_cache.ts";
 import { gatewayHandler } from "./server.ts";
 import { assetHandler, SCRIPT_CACHE_CONTROL, staticAsset } from "./static_asset.ts";
 import { demoPage } from "./demo_page.ts";
-import { buildWidget, WIDGET_OUTPUT } from "../../widget/build.ts";
+import { WIDGET_OUTPUT } from "../../widget/build.ts";
 import { Batcher } from "./batcher.ts";
 import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
@@ -42,13 +42,16 @@ export interface GatewayExtras {
   demoSiteKey?: string;
 }
 
-/** The built widget; built here when a checkout has not built it yet. */
-async function widgetScript(): Promise<Uint8Array> {
+/**
+ * The built widget. The gateway only serves it: `deno task widget` builds it
+ * (so do `start` and `test` before they run, and the image build).
+ */
+export async function readBuiltWidget(file: URL = WIDGET_OUTPUT): Promise<Uint8Array> {
   try {
-    return await Deno.readFile(WIDGET_OUTPUT);
+    return await Deno.readFile(file);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
-    return await buildWidget();
+    throw new Error(`${file.pathname} is missing: build the widget with \`deno task widget\``);
   }
 }
 
@@ -58,6 +61,10 @@ export async function startGateway(
   extras: GatewayExtras = {},
 ): Promise<RunningGateway> {
   const { config, log, bus, clock } = platform;
+  const widget = await staticAsset(
+    await readBuiltWidget(),
+    "application/javascript; charset=utf-8",
+  );
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
   const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: 10_000 });
@@ -83,7 +90,6 @@ export async function startGateway(
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
   const answers = new ResponseCache(bus, clock);
-  const widget = await staticAsset(await widgetScript(), "application/javascript; charset=utf-8");
   const handler = gatewayHandler({
     config,
     log,

@@ -28,7 +28,6 @@ const encoder = new TextEncoder();
 function emptySite(siteId: string): SiteContent {
   return {
     siteId,
-    version: 0,
     languages: [],
     blog: { pageSize: 12, order: "publishedAt:desc", scheduling: true },
     pages: new Map(),

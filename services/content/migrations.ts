@@ -15,7 +15,7 @@ export const contentMigrations: Migration[] = [
         blog_page_size int not null,
         blog_order text not null,
         blog_scheduling boolean not null,
-        -- Bumped by every import that changes anything; caches compare it.
+        -- Never read or written (no cache compares it); the next migration of this schema drops it.
         version int not null default 1,
         updated_at timestamptz not null default now()
       );

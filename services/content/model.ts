@@ -44,7 +44,6 @@ export interface Post {
 
 export interface SiteContent {
   siteId: string;
-  version: number;
   /** Active languages in CRM order. */
   languages: string[];
   blog: { pageSize: number; order: BlogOrder; scheduling: boolean };

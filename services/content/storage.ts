@@ -11,7 +11,6 @@ interface SiteRow {
   blog_page_size: number;
   blog_order: BlogOrder;
   blog_scheduling: boolean;
-  version: number;
 }
 
 const time = (d: Date | string | null) => (d === null ? null : new Date(d).getTime());
@@ -23,7 +22,7 @@ export class ContentStore {
   /** The whole content of a site, or undefined when no manifest was imported for it. */
   async load(siteId: string): Promise<SiteContent | undefined> {
     const [site] = await this.db.query<SiteRow & Record<string, unknown>>(
-      `select languages, blog_page_size, blog_order, blog_scheduling, version
+      `select languages, blog_page_size, blog_order, blog_scheduling
          from content.sites where site_id = $1`,
       [siteId],
     );
@@ -116,7 +115,6 @@ export class ContentStore {
     }));
     return {
       siteId,
-      version: site.version,
       languages: site.languages,
       blog: {
         pageSize: site.blog_page_size,
@@ -172,7 +170,7 @@ export class ContentStore {
    * Makes the stored content of the site equal to the manifest: rows are
    * inserted, updated only when they differ (so an unchanged block keeps its
    * id and updatedAt), and removed when absent. Returns counts of changes;
-   * the site's version is bumped when anything changed.
+   * the site's updated_at moves when anything changed.
    */
   async importSite(manifest: Manifest): Promise<Record<string, number>> {
     const siteId = manifest.site.id;
@@ -214,7 +212,7 @@ export class ContentStore {
 
       if (Object.keys(changes).length) {
         await tx.query(
-          "update content.sites set version = version + 1, updated_at = now() where site_id = $1",
+          "update content.sites set updated_at = now() where site_id = $1",
           [siteId],
         );
       }

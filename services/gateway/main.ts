@@ -28,7 +28,6 @@ const INGEST_BATCH_BYTES = 2 * 1024 * 1024;
 
 export interface RunningGateway {
   url: string;
-  port: number;
   close(): Promise<void>;
 }
 
@@ -116,11 +115,9 @@ export async function startGateway(
     { hostname: listen.host, port: listen.port, onListen: () => {} },
     handler,
   );
-  const port = server.addr.port;
   const shownHost = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host;
   return {
-    url: `http://${shownHost}:${port}`,
-    port,
+    url: `http://${shownHost}:${server.addr.port}`,
     async close() {
       // Stops accepting and waits for the requests in flight (their batches included).
       const shutdown = server.shutdown();

@@ -21,7 +21,6 @@ export interface RateLimits {
 }
 
 export interface Config {
-  mode: RunMode;
   port: number;
   host: string;
   databaseUrl?: string;
@@ -111,7 +110,6 @@ export function loadConfig(env: Env, mode: RunMode): Config {
   }
   const adminToken = env.ADMIN_TOKEN || undefined;
   return {
-    mode,
     port: integer(env, "PORT", 8080, 0, 65535),
     host: env.HOST || (mode === "service" ? "0.0.0.0" : "127.0.0.1"),
     databaseUrl: optionalUrl(env, "DATABASE_URL", ["postgres:", "postgresql:"]),

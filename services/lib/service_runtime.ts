@@ -49,7 +49,6 @@ export interface RunningService {
   name: string;
   url: string;
   port: number;
-  health: HealthRegistry;
   close(): Promise<void>;
 }
 
@@ -124,7 +123,6 @@ export async function runService(
     name: definition.name,
     url: running.url,
     port: running.port,
-    health,
     async close() {
       clearInterval(poll);
       health.setAll(ServingStatus.NOT_SERVING);

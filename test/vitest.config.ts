@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ["services/**/*_test.ts", "widget/**/*_test.ts", "test/**/*_test.ts"],
     exclude: ["**/node_modules/**", "services/lib/gen/**", "widget/dist/**"],
+    // DATABASE_URL and REDIS_URL, when set, must answer: the run fails otherwise.
+    globalSetup: ["test/global_setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores on CI: more parallel files only fight over them.

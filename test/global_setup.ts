@@ -1,0 +1,35 @@
+/**
+ * Runs once before any test file. The outside servers the suite was given
+ * must answer: when DATABASE_URL or REDIS_URL is set but unreachable, the
+ * whole run fails here with one clear line, before any test could skip them.
+ */
+import { DATABASE_URL, REDIS_URL } from "./helpers/env.ts";
+import { openPostgres } from "../services/lib/db/postgres.ts";
+import { connectRedis } from "../services/lib/redis.ts";
+
+async function answers(setting: string, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    throw new Error(`${setting} is set but does not answer: ${(error as Error).message}`);
+  }
+}
+
+export async function setup(): Promise<void> {
+  if (DATABASE_URL) {
+    await answers("DATABASE_URL", async () => {
+      const db = await openPostgres(DATABASE_URL!);
+      await db.close();
+    });
+  }
+  if (REDIS_URL) {
+    await answers("REDIS_URL", async () => {
+      const redis = await connectRedis(REDIS_URL!);
+      redis.disconnect();
+    });
+  }
+  const servers = [DATABASE_URL && "postgres", REDIS_URL && "redis"].filter(Boolean);
+  console.info(
+    `integration servers: ${servers.length ? servers.join(", ") : "none (embedded only)"}`,
+  );
+}

@@ -24,7 +24,7 @@ describe("OpenTelemetry export", () => {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   });
 
-  it("sends traces to the OTLP endpoint and stops on SIGTERM", async () => {
+  it("sends traces and metrics to the OTLP endpoint and stops on SIGTERM", async () => {
     running = await startTask([], {
       CRM_DATA_DIR: dataDir,
       DATABASE_URL: "",
@@ -32,11 +32,14 @@ describe("OpenTelemetry export", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.addr.port}`,
       OTEL_SERVICE_NAME: "crm-test",
       OTEL_BSP_SCHEDULE_DELAY: "200",
+      OTEL_METRIC_EXPORT_INTERVAL: "500",
     }, { direct: true });
     const health = await fetch(`${running.url}/healthz`);
     expect(health.status).toBe(200);
     await health.body?.cancel();
     await expect.poll(() => received.includes("/v1/traces"), { timeout: 20_000, interval: 250 })
+      .toBe(true);
+    await expect.poll(() => received.includes("/v1/metrics"), { timeout: 20_000, interval: 250 })
       .toBe(true);
     expect(await running.stop()).toBe(0);
     // The child that did the work is gone too: its gateway no longer answers.

@@ -44,7 +44,12 @@ export class Resolver {
     this.#store = store;
     this.#options = options;
     // Every answer carries its own deadline (`until`), the same at every level.
-    this.#local = new Cache<Resolution>({ maxEntries: MAX_LOCAL, clock: options.clock, ttlMs: 0 });
+    this.#local = new Cache<Resolution>({
+      name: "auth.keys",
+      maxEntries: MAX_LOCAL,
+      clock: options.clock,
+      ttlMs: 0,
+    });
     this.#local.invalidateOn(options.bus, "key-changed", (hash) => `key:${hash}`);
     this.#local.invalidateOn(options.bus, "origin-changed", (host) => `host:${host}`);
   }

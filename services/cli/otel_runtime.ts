@@ -23,14 +23,31 @@ export function needsOtelRuntime(env: Record<string, string | undefined>): boole
 }
 
 /**
+ * The service name to export under: the operator's (OTEL_SERVICE_NAME, or
+ * service.name in OTEL_RESOURCE_ATTRIBUTES) when given, else the process's
+ * own (crm-gateway, ..., or crm for the whole system). Returns the settings
+ * to add to the child's environment.
+ */
+export function serviceNameEnv(
+  env: Record<string, string | undefined>,
+  serviceName: string,
+): Record<string, string> {
+  if (env.OTEL_SERVICE_NAME) return {};
+  const named = (env.OTEL_RESOURCE_ATTRIBUTES ?? "").split(",")
+    .some((pair) => pair.split("=")[0].trim() === "service.name");
+  return named ? {} : { OTEL_SERVICE_NAME: serviceName };
+}
+
+/**
  * Runs this command again with the exporter on, when export is wanted.
  * Resolves with the exit code to leave with, or undefined to go on here.
  */
-export async function relaunchWithOtel(): Promise<number | undefined> {
-  if (!needsOtelRuntime(Deno.env.toObject())) return undefined;
+export async function relaunchWithOtel(serviceName: string): Promise<number | undefined> {
+  const env = Deno.env.toObject();
+  if (!needsOtelRuntime(env)) return undefined;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", Deno.mainModule, ...Deno.args],
-    env: { OTEL_DENO: "true" },
+    env: { OTEL_DENO: "true", ...serviceNameEnv(env, serviceName) },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { needsOtelRuntime } from "./otel_runtime.ts";
+import { needsOtelRuntime, serviceNameEnv } from "./otel_runtime.ts";
 
 describe("needsOtelRuntime", () => {
   it("relaunches only when an OTLP endpoint is set and the exporter is off", () => {
@@ -16,5 +16,18 @@ describe("needsOtelRuntime", () => {
     expect(needsOtelRuntime({ ...endpoint, OTEL_DENO: "true" })).toBe(false);
     expect(needsOtelRuntime({ ...endpoint, OTEL_DENO: "false" })).toBe(false);
     expect(needsOtelRuntime({ ...endpoint, OTEL_SDK_DISABLED: "true" })).toBe(false);
+  });
+});
+
+describe("serviceNameEnv", () => {
+  it("names the process's own service unless the operator named one", () => {
+    expect(serviceNameEnv({}, "crm-content")).toEqual({ OTEL_SERVICE_NAME: "crm-content" });
+    expect(serviceNameEnv({ OTEL_SERVICE_NAME: "cms" }, "crm-content")).toEqual({});
+    expect(
+      serviceNameEnv({ OTEL_RESOURCE_ATTRIBUTES: "env=prod, service.name=cms" }, "crm-content"),
+    ).toEqual({});
+    expect(serviceNameEnv({ OTEL_RESOURCE_ATTRIBUTES: "env=prod" }, "crm")).toEqual({
+      OTEL_SERVICE_NAME: "crm",
+    });
   });
 });

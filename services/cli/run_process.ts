@@ -26,6 +26,8 @@ export interface ProcessOptions {
   mode: RunMode;
   /** The failure line's start, e.g. "start failed". */
   failedAs: string;
+  /** The name telemetry is exported under unless the operator names another. */
+  serviceName: string;
   /** Which settings choose the ports, named when a port is taken. */
   portSettings: string;
   /** Starts what the process runs; resolves once it serves. */
@@ -34,7 +36,7 @@ export interface ProcessOptions {
 
 export async function runProcess(options: ProcessOptions): Promise<void> {
   // With an OTLP endpoint set, the run happens in a child with Deno's exporter on.
-  const relaunched = await relaunchWithOtel();
+  const relaunched = await relaunchWithOtel(options.serviceName);
   if (relaunched !== undefined) Deno.exit(relaunched);
   let log: Logger | undefined;
   let started: Started;

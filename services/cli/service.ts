@@ -34,6 +34,7 @@ if (name !== "gateway" && !(name in SERVICES)) {
 await runProcess({
   mode: "service",
   failedAs: `${name} failed`,
+  serviceName: `crm-${name}`,
   portSettings: name === "gateway" ? "PORT chooses the port" : "GRPC_PORT chooses the port",
   async start(config, processLog) {
     const needs: (keyof Config)[] = name === "gateway" ? ["redisUrl"] : SERVICES[name].needs;

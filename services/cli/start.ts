@@ -14,6 +14,7 @@ import { fail, runProcess } from "./run_process.ts";
 await runProcess({
   mode: "start",
   failedAs: "start failed",
+  serviceName: "crm",
   portSettings: "PORT, AUTH_URL, CONTENT_URL and INGEST_URL choose the ports",
   async start(config, log) {
     const { values } = parseArgs({

@@ -20,6 +20,7 @@ export class SiteContentCache {
 
   constructor(private readonly store: ContentStore, bus: Bus, clock: Clock) {
     this.#sites = new Cache<SiteContent>({
+      name: "content.sites",
       maxEntries: MAX_SITES,
       clock,
       ttlMs: SITE_CACHE_TTL_MS,

@@ -4,7 +4,18 @@
  * most maxInFlight calls run at once; beyond that items wait for a free call
  * and batches grow, so a burst costs a few calls instead of one per request.
  * Each caller gets its own item's result when its batch's call answers.
+ *
+ * A batch serves many requests, so its call is traced as work of its own (a
+ * trace linking every request's span), not as part of whichever request
+ * happened to fill it.
  */
+import { currentLink, type Link, meter, sharedWork } from "../lib/telemetry.ts";
+
+const batchItems = meter.createHistogram("crm.gateway.batch.items", {
+  description: "Items per call the gateway's ingest batcher sends",
+  unit: "{item}",
+  advice: { explicitBucketBoundaries: [1, 2, 5, 10, 20, 50, 100, 200, 500] },
+});
 
 export interface BatcherOptions<I> {
   maxItems: number;
@@ -28,6 +39,8 @@ interface Waiting<I, R> {
   size: number;
   resolve(result: R): void;
   reject(error: unknown): void;
+  /** The span of the request that queued the item. */
+  link: Link | undefined;
 }
 
 export class Batcher<I, R> {
@@ -52,7 +65,7 @@ export class Batcher<I, R> {
     if (this.#queue.length >= this.options.maxQueued) return Promise.reject(new OverloadedError());
     return new Promise<R>((resolve, reject) => {
       size ??= this.options.sizeOf?.(item) ?? 0;
-      this.#queue.push({ item, size, resolve, reject });
+      this.#queue.push({ item, size, resolve, reject, link: currentLink() });
       if (this.#queue.length >= this.options.maxItems) {
         this.#due = true;
         this.#flush();
@@ -121,7 +134,13 @@ export class Batcher<I, R> {
 
   async #call(batch: Waiting<I, R>[]): Promise<void> {
     try {
-      const results = await this.send(batch.map((w) => w.item));
+      batchItems.record(batch.length);
+      const results = await sharedWork(
+        "gateway ingest batch",
+        batch.map((w) => w.link),
+        { "crm.batch.items": batch.length },
+        () => this.send(batch.map((w) => w.item)),
+      );
       if (results.length !== batch.length) {
         throw new Error(`${results.length} results for ${batch.length} items`);
       }

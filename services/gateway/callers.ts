@@ -39,6 +39,7 @@ export class Callers {
 
   constructor(private readonly auth: Client<typeof AuthService>, options: CallersOptions) {
     this.#sites = new Cache<string>({
+      name: "gateway.callers",
       maxEntries: MAX_CALLERS,
       clock: options.clock,
       // Positive answers carry auth-service's deadline.

@@ -134,6 +134,7 @@ export function contentApi(options: ContentApiOptions): Handler {
     }, now());
     if (limited) return error(429, { message: "rate_limit_exceeded" });
     if (!caller.ok) return error(401, { message: "invalid_key" });
+    ctx.siteId = caller.siteId;
 
     const cacheKey = ResponseCache.keyOf(caller.siteId, url);
     const cached = await options.cache.get(cacheKey, async () => {

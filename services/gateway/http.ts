@@ -12,6 +12,8 @@ export interface RequestContext {
   requestId: string;
   /** Route pattern, once a route matched; for logs and traces. */
   route?: string;
+  /** The site the request was authenticated for, once known; for traces. */
+  siteId?: string;
   startedAt: number;
 }
 

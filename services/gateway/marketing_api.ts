@@ -108,6 +108,7 @@ export function marketingApi(options: MarketingApiOptions): Handler {
         ? error(401, { message: "invalid_key" })
         : error(400, { message: "unknown_domain" });
     }
+    ctx.siteId = caller.siteId;
     // sendBeacon sends text/plain; servers must say what they send. The
     // specification's error table has no 415, so this is its invalid_body.
     if (asServer && !isJsonType(request.headers.get("content-type"))) {

@@ -2,6 +2,52 @@
 import type { Logger } from "../lib/log.ts";
 import { maskUrl } from "../lib/log.ts";
 import { jsonError, type Middleware } from "./http.ts";
+import {
+  activeSpan,
+  annotateSite,
+  meter,
+  recordFailure,
+  SpanStatusCode,
+} from "../lib/telemetry.ts";
+
+const requestDuration = meter.createHistogram("http.server.request.duration", {
+  description: "Duration of HTTP requests the gateway served",
+  unit: "s",
+  advice: {
+    explicitBucketBoundaries: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  },
+});
+const rateLimited = meter.createCounter("crm.gateway.rate_limited", {
+  description: "Requests the gateway refused with 429 rate_limit_exceeded, per route",
+  unit: "{request}",
+});
+
+/**
+ * Names the runtime's server span by route (`GET /content/v1/pages/:marker`)
+ * once the route is known, and records the request's duration per route and
+ * status. Runs outermost, so it sees the answer the caller gets.
+ */
+export const telemetry: Middleware = async (ctx, next) => {
+  const response = await next();
+  const method = ctx.request.method;
+  const route = ctx.route;
+  const status = response.status;
+  const span = activeSpan();
+  if (span) {
+    span.updateName(route ? `${method} ${route}` : method);
+    if (route) span.setAttribute("http.route", route);
+    annotateSite(ctx.siteId, span);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  const attributes = {
+    "http.request.method": method,
+    "http.response.status_code": status,
+    ...(route ? { "http.route": route } : {}),
+  };
+  requestDuration.record((performance.now() - ctx.startedAt) / 1000, attributes);
+  if (status === 429) rateLimited.add(1, { "http.route": route ?? "" });
+  return response;
+};
 
 /** Echoes the request id (taken from the caller or made here) on every answer. */
 export const requestIdHeader: Middleware = async (ctx, next) => {
@@ -40,6 +86,7 @@ export function errorBoundary(log: Logger): Middleware {
     try {
       return await next();
     } catch (error) {
+      recordFailure(activeSpan(), error);
       log.error("unhandled gateway error", {
         requestId: ctx.requestId,
         path: maskUrl(ctx.url.pathname),

@@ -24,7 +24,12 @@ export class ResponseCache {
 
   constructor(bus: Bus, clock: Clock) {
     // Every answer carries its own deadline; errors are never kept.
-    this.#answers = new Cache<CachedAnswer>({ maxEntries: MAX_ANSWERS, clock, ttlMs: 0 });
+    this.#answers = new Cache<CachedAnswer>({
+      name: "gateway.responses",
+      maxEntries: MAX_ANSWERS,
+      clock,
+      ttlMs: 0,
+    });
     this.#answers.invalidateOn(
       bus,
       "content-changed",

@@ -5,7 +5,8 @@
 import type { Config } from "../lib/config.ts";
 import type { Logger } from "../lib/log.ts";
 import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
-import { accessLog, errorBoundary, requestIdHeader } from "./middleware.ts";
+import { accessLog, errorBoundary, requestIdHeader, telemetry } from "./middleware.ts";
+import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
 import { clientIp } from "../lib/ip.ts";
 import { type HealthClients, healthz, livez } from "./health.ts";
 
@@ -51,7 +52,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
       statusCode: 404,
     });
   };
-  const chain = compose([errorBoundary(log), accessLog(log), requestIdHeader], dispatch);
+  const chain = compose([telemetry, errorBoundary(log), accessLog(log), requestIdHeader], dispatch);
   return (request, info) => {
     const ctx: RequestContext = {
       request,
@@ -61,9 +62,9 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
         request.headers.get("x-forwarded-for"),
         config.trustProxy,
       ),
-      requestId: request.headers.get("x-request-id") || crypto.randomUUID(),
+      requestId: acceptRequestId(request.headers.get("x-request-id")),
       startedAt: performance.now(),
     };
-    return Promise.resolve(chain(ctx));
+    return inRequest(ctx.requestId, () => Promise.resolve(chain(ctx)));
   };
 }

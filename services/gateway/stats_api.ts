@@ -70,6 +70,7 @@ export function statsApi(options: StatsApiOptions): Handler {
       const key = request.headers.get("x-report-key") ?? "";
       const caller = await options.callers.reportKey(key);
       if (!caller.ok) return error(401, { message: "invalid_key" });
+      ctx.siteId = caller.siteId;
       if (await options.limiter.statsLimited(options.callers.hashOf(key), now())) {
         return error(429, { message: "rate_limit_exceeded" });
       }

@@ -23,6 +23,7 @@ export class EventTypeCache {
     clock: Clock,
   ) {
     this.#sites = new Cache<TypesOfSite>({
+      name: "ingest.event_types",
       maxEntries: MAX_SITES,
       clock,
       ttlMs: EVENT_TYPES_TTL_MS,

@@ -5,7 +5,24 @@
  * grow instead of queueing one round trip per batch. A failure of a merged
  * write is retried submission by submission, so one bad batch cannot fail
  * its neighbours.
+ *
+ * A transaction commits for many requests, so it is traced as work of its
+ * own: a span of a trace of its own that links every request it commits.
  */
+import { currentLink, type Link, meter, sharedWork } from "../lib/telemetry.ts";
+
+const commitItems = meter.createHistogram("crm.ingest.commit.items", {
+  description: "Items written per group-commit transaction",
+  unit: "{item}",
+  advice: { explicitBucketBoundaries: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000] },
+});
+const commitDuration = meter.createHistogram("crm.ingest.commit.duration", {
+  description: "Duration of a group-commit transaction, from its start to its commit",
+  unit: "s",
+  advice: {
+    explicitBucketBoundaries: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  },
+});
 
 export interface GroupCommitOptions {
   /** Transactions in flight at once (1 for PGlite, a few for Postgres). */
@@ -18,6 +35,8 @@ interface Submission<I, R> {
   items: I[];
   resolve(results: R[]): void;
   reject(error: unknown): void;
+  /** The span of the request (the ingest RPC) that submitted the items. */
+  link: Link | undefined;
 }
 
 export class GroupCommit<I, R> {
@@ -34,7 +53,7 @@ export class GroupCommit<I, R> {
   submit(items: I[]): Promise<R[]> {
     if (items.length === 0) return Promise.resolve([]);
     return new Promise<R[]>((resolve, reject) => {
-      this.#queue.push({ items, resolve, reject });
+      this.#queue.push({ items, resolve, reject, link: currentLink() });
       this.#pump();
     });
   }
@@ -69,7 +88,13 @@ export class GroupCommit<I, R> {
 
   async #run(group: Submission<I, R>[]): Promise<void> {
     try {
-      const results = await this.#writeChecked(group.flatMap((s) => s.items));
+      const items = group.flatMap((s) => s.items);
+      const results = await sharedWork(
+        "ingest group commit",
+        group.map((s) => s.link),
+        { "crm.batch.items": items.length, "crm.commit.submissions": group.length },
+        () => this.#writeChecked(items),
+      );
       let offset = 0;
       for (const s of group) {
         s.resolve(results.slice(offset, offset + s.items.length));
@@ -91,7 +116,10 @@ export class GroupCommit<I, R> {
   }
 
   async #writeChecked(items: I[]): Promise<R[]> {
+    const started = performance.now();
     const results = await this.write(items);
+    commitItems.record(items.length);
+    commitDuration.record((performance.now() - started) / 1000);
     if (results.length !== items.length) {
       throw new Error(`write returned ${results.length} results for ${items.length} items`);
     }

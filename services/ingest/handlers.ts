@@ -20,6 +20,30 @@ import type { Partitions } from "./partitions.ts";
 import { type Enrichment, type Prepared, prepareItem, type RawItem } from "./prepare.ts";
 import type { WriteItem, WriteResult } from "./rows.ts";
 import type { Clock } from "../lib/clock.ts";
+import { meter, SITE_ID } from "../lib/telemetry.ts";
+
+/**
+ * Every item ingest answered, by site, kind and outcome (stored, duplicate,
+ * refused with its reason, dropped), so "which site sends the most refused
+ * events" is one query.
+ */
+const itemsAnswered = meter.createCounter("crm.ingest.items", {
+  description: "Items ingest-service answered, by site, kind, outcome and refusal reason",
+  unit: "{item}",
+});
+
+function countOutcomes(raw: (RawItem | undefined)[], results: (ItemResult | undefined)[]) {
+  results.forEach((result, index) => {
+    if (!result) return;
+    const item = raw[index];
+    itemsAnswered.add(1, {
+      [SITE_ID]: item?.siteId ?? "",
+      "crm.ingest.kind": item?.body.case ?? "unknown",
+      "crm.ingest.outcome": Outcome[result.outcome]?.toLowerCase() ?? "unspecified",
+      ...(result.error?.reason ? { "crm.ingest.reason": result.error.reason } : {}),
+    });
+  });
+}
 
 export interface IngestDeps {
   types: EventTypeCache;
@@ -108,6 +132,7 @@ export function ingestHandlers(deps: IngestDeps): ServiceImpl<typeof IngestServi
           } as ItemResult;
         });
       }
+      countOutcomes(raw, results);
       return { results: results as ItemResult[] };
     },
   };

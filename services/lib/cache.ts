@@ -18,6 +18,14 @@
  */
 import type { Bus, Topic } from "./bus.ts";
 import type { Clock } from "./clock.ts";
+import { meter } from "./telemetry.ts";
+
+/** Lookups per cache and result, so an SRE can read each cache's hit ratio. */
+const lookups = meter.createCounter("crm.cache.lookups", {
+  description:
+    "Cache lookups by cache and result: hit, miss (a load ran) or shared (joined a load)",
+  unit: "{lookup}",
+});
 
 export interface CacheOptions {
   /** Most entries kept; when full, the least recently used one goes. */
@@ -27,6 +35,8 @@ export interface CacheOptions {
   ttlMs: number;
   /** How long "there is none" is kept, when its load gives no deadline; default ttlMs. */
   missTtlMs?: number;
+  /** The cache's name in the crm.cache.lookups metric, e.g. "gateway.responses". */
+  name?: string;
 }
 
 /** What a load found: a value, or undefined for "there is none". */
@@ -50,11 +60,18 @@ interface Flight<V> {
 export class Cache<V> {
   #entries = new Map<string, Entry<V>>();
   #loading = new Map<string, Flight<V>>();
-  #options: Required<CacheOptions>;
+  #options: Required<Omit<CacheOptions, "name">>;
   #subscriptions: (() => void)[] = [];
+  #hit: { "crm.cache.name": string; "crm.cache.result": string };
+  #miss: { "crm.cache.name": string; "crm.cache.result": string };
+  #shared: { "crm.cache.name": string; "crm.cache.result": string };
 
   constructor(options: CacheOptions) {
     this.#options = { ...options, missTtlMs: options.missTtlMs ?? options.ttlMs };
+    const name = options.name ?? "unnamed";
+    this.#hit = { "crm.cache.name": name, "crm.cache.result": "hit" };
+    this.#miss = { "crm.cache.name": name, "crm.cache.result": "miss" };
+    this.#shared = { "crm.cache.name": name, "crm.cache.result": "shared" };
   }
 
   get size(): number {
@@ -69,12 +86,17 @@ export class Cache<V> {
         // Most recently used goes last (a Map keeps insertion order).
         this.#entries.delete(key);
         this.#entries.set(key, entry);
+        lookups.add(1, this.#hit);
         return Promise.resolve(entry.value);
       }
       this.#entries.delete(key);
     }
     const pending = this.#loading.get(key);
-    if (pending) return pending.promise;
+    if (pending) {
+      lookups.add(1, this.#shared);
+      return pending.promise;
+    }
+    lookups.add(1, this.#miss);
     const flight = { keep: true } as Flight<V>;
     this.#loading.set(key, flight);
     flight.promise = this.#load(key, flight, load);

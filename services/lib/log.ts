@@ -3,6 +3,8 @@
  * free for what commands print on purpose (the admin JSON, the start banner).
  */
 import type { LogLevel } from "./config.ts";
+import { currentRequestId } from "./request_scope.ts";
+import { traceIds } from "./telemetry.ts";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -37,6 +39,14 @@ export function createLogger(
   const write = (lvl: LogLevel, message: string, fields?: LogFields) => {
     if (ORDER[lvl] < threshold) return;
     const record: LogFields = { time: new Date().toISOString(), level: lvl, msg: message, ...base };
+    // A line written while serving a request names it and its trace.
+    const requestId = currentRequestId();
+    if (requestId) record.requestId = requestId;
+    const ids = traceIds();
+    if (ids) {
+      record.traceId = ids.traceId;
+      record.spanId = ids.spanId;
+    }
     if (fields) {
       for (const [k, v] of Object.entries(fields)) {
         record[k] = v instanceof Error ? { name: v.name, message: v.message } : v;

@@ -6,6 +6,7 @@
  * reconnecting in the background.
  */
 import { Redis } from "ioredis";
+import { inSpan, SpanKind, TRACING } from "./telemetry.ts";
 
 export type { Redis };
 
@@ -24,6 +25,7 @@ export async function connectRedis(url: string): Promise<Redis> {
   });
   // Errors surface through failed commands; an unhandled 'error' event would crash.
   redis.on("error", () => {});
+  if (TRACING) traceCommands(redis, new URL(url));
   try {
     await redis.connect();
     await redis.ping();
@@ -45,4 +47,31 @@ export function subscriberOf(redis: Redis): Redis {
   });
   subscriber.on("error", () => {});
   return subscriber;
+}
+
+/**
+ * A CLIENT span per command sent for a request (`GET`, `EVALSHA`, ...), added
+ * where every command passes: ioredis's sendCommand. Arguments, which hold
+ * key hashes and counters, are not recorded.
+ */
+function traceCommands(redis: Redis, url: URL): void {
+  const send = redis.sendCommand.bind(redis);
+  const endpoint = {
+    "server.address": url.hostname,
+    "server.port": Number(url.port || 6379),
+  };
+  redis.sendCommand = ((command, stream) => {
+    const name = command.name.toUpperCase();
+    let sent: ReturnType<typeof send> | undefined;
+    void inSpan(name, SpanKind.CLIENT, {
+      "db.system": "redis",
+      "db.system.name": "redis",
+      "db.operation.name": name,
+      ...endpoint,
+    }, () => {
+      sent = send(command, stream);
+      return command.promise;
+    }).catch(() => {/* the caller sees the failure through its own promise */});
+    return sent as ReturnType<typeof send>;
+  }) as typeof redis.sendCommand;
 }

@@ -9,6 +9,26 @@ import type { Redis } from "../../lib/redis.ts";
 import type { Logger } from "../../lib/log.ts";
 import { type CounterHit, LocalCounter, type WindowCounter } from "./counter.ts";
 import { RedisCounter } from "./redis_counter.ts";
+import { meter } from "../../lib/telemetry.ts";
+
+/** Counters of this process (held weakly); the gauge reads whether any runs on its fallback. */
+const counters = new Set<WeakRef<ResilientCounter>>();
+meter.createObservableGauge("crm.redis.fallback", {
+  description:
+    "1 while the gateway's rate limits run on in-process windows because Redis failed, else 0",
+  unit: "1",
+}).addCallback((result) => {
+  let degraded = false;
+  for (const ref of counters) {
+    const counter = ref.deref();
+    if (!counter) counters.delete(ref);
+    else degraded ||= counter.degraded;
+  }
+  if (counters.size === 0) return;
+  result.observe(degraded ? 1 : 0, {
+    "crm.redis.user": "rate_limits",
+  });
+});
 
 const PROBE_EVERY_MS = 1000;
 
@@ -25,6 +45,7 @@ export class ResilientCounter implements WindowCounter {
     this.#redis = redis;
     this.#shared = new RedisCounter(redis, keyPrefix);
     this.#log = log;
+    counters.add(new WeakRef(this));
   }
 
   get degraded(): boolean {

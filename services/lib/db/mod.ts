@@ -9,6 +9,8 @@
  * 64-bit integers are cast in SQL to what the caller wants to read.
  */
 
+import { TRACING } from "../telemetry.ts";
+
 export type Row = Record<string, unknown>;
 export type Param = string | number | boolean | null;
 
@@ -35,10 +37,16 @@ export interface OpenDatabaseOptions {
 
 /** Opens Postgres when a URL is given, the embedded PGlite store otherwise. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const poolSize = options.poolSize ?? 10;
+  let database: Database;
   if (options.databaseUrl) {
     const { openPostgres } = await import("./postgres.ts");
-    return openPostgres(options.databaseUrl, { poolSize: options.poolSize });
+    database = await openPostgres(options.databaseUrl, { poolSize });
+  } else {
+    const { openPglite } = await import("./pglite.ts");
+    database = await openPglite(options.dataDir);
   }
-  const { openPglite } = await import("./pglite.ts");
-  return openPglite(options.dataDir);
+  if (!TRACING) return database;
+  const { traced } = await import("./traced.ts");
+  return traced(database, poolSize);
 }

@@ -5,17 +5,99 @@
  */
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log.ts";
+import { acceptRequestId, currentRequestId, inRequest } from "../request_scope.ts";
+import {
+  annotateSite,
+  extractFromHeaders,
+  injectIntoHeaders,
+  meter,
+  recordFailure,
+  SpanKind,
+  tracer,
+  TRACING,
+} from "../telemetry.ts";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
 /** The request id of the call being handled; set by requestIdInterceptor. */
 export const requestIdKey = createContextKey<string>("", { description: "request id" });
 
+/** Takes the caller's request id (or makes one) and serves the call inside its scope. */
 function requestIdInterceptor(): Interceptor {
   return (next) => (request) => {
-    const id = request.header.get(REQUEST_ID_HEADER) || crypto.randomUUID();
+    const id = acceptRequestId(request.header.get(REQUEST_ID_HEADER));
     request.contextValues.set(requestIdKey, id);
-    return next(request);
+    return inRequest(id, () => next(request));
+  };
+}
+
+const rpcDuration = meter.createHistogram("rpc.server.duration", {
+  description: "Duration of RPCs a service served",
+  unit: "ms",
+  advice: { explicitBucketBoundaries: [0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000] },
+});
+
+/** Whether an error is the server's fault rather than a refusal of the caller's input. */
+function isServerFault(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return true;
+  return [Code.Internal, Code.Unknown, Code.Unavailable, Code.DataLoss, Code.DeadlineExceeded]
+    .includes(error.code);
+}
+
+/**
+ * The callee's SERVER span, named by the RPC
+ * (`crm.content.v1.ContentService/GetPage`), under the caller's span from
+ * the traceparent header, with the rpc.* attributes and the site id the
+ * message names. Only server faults mark the span failed: a refusal (a bad
+ * key, an invalid item) is the service doing its job.
+ */
+function serverTelemetryInterceptor(): Interceptor {
+  return (next) => async (request) => {
+    const service = request.service.typeName;
+    const method = request.method.name;
+    const started = performance.now();
+    let code = "OK";
+    try {
+      if (!TRACING) return await next(request);
+      const parent = extractFromHeaders(request.header);
+      return await tracer.startActiveSpan(
+        `${service}/${method}`,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            "rpc.system": "connect_rpc",
+            "rpc.service": service,
+            "rpc.method": method,
+          },
+        },
+        parent,
+        async (span) => {
+          const message = request.stream ? undefined : request.message as { siteId?: unknown };
+          if (typeof message?.siteId === "string") annotateSite(message.siteId, span);
+          try {
+            return await next(request);
+          } catch (error) {
+            if (error instanceof ConnectError) {
+              span.setAttribute("rpc.connect_rpc.error_code", Code[error.code]);
+            }
+            if (isServerFault(error)) recordFailure(span, error);
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      );
+    } catch (error) {
+      code = error instanceof ConnectError ? Code[error.code] : "Unknown";
+      throw error;
+    } finally {
+      rpcDuration.record(performance.now() - started, {
+        "rpc.system": "connect_rpc",
+        "rpc.service": service,
+        "rpc.method": method,
+        "rpc.connect_rpc.error_code": code,
+      });
+    }
   };
 }
 
@@ -87,6 +169,7 @@ export interface ServerInterceptorOptions {
 
 export function serverInterceptors(options: ServerInterceptorOptions): Interceptor[] {
   return [
+    serverTelemetryInterceptor(),
     requestIdInterceptor(),
     loggingInterceptor(options.log),
     adminTokenInterceptor(options.adminToken),
@@ -97,9 +180,51 @@ export interface ClientInterceptorOptions {
   adminToken?: string;
 }
 
-/** Client side: carry the admin token on admin calls. */
+/**
+ * The caller's side of every internal call: the request id of the request
+ * being served travels on, and with tracing on the call is a CLIENT span whose
+ * traceparent the callee joins.
+ */
+function clientRequestInterceptor(): Interceptor {
+  return (next) => async (request) => {
+    const requestId = currentRequestId();
+    if (requestId) request.header.set(REQUEST_ID_HEADER, requestId);
+    if (!TRACING) return await next(request);
+    const service = request.service.typeName;
+    const method = request.method.name;
+    const url = URL.parse(request.url);
+    return await tracer.startActiveSpan(
+      `${service}/${method}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "rpc.system": "connect_rpc",
+          "rpc.service": service,
+          "rpc.method": method,
+          ...(url ? { "server.address": url.hostname, "server.port": Number(url.port) } : {}),
+        },
+      },
+      async (span) => {
+        injectIntoHeaders(request.header);
+        try {
+          return await next(request);
+        } catch (error) {
+          if (error instanceof ConnectError) {
+            span.setAttribute("rpc.connect_rpc.error_code", Code[error.code]);
+          }
+          if (isServerFault(error)) recordFailure(span, error);
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  };
+}
+
+/** Client side: the request id and trace context, and the admin token on admin calls. */
 export function clientInterceptors(options: ClientInterceptorOptions): Interceptor[] {
-  const list: Interceptor[] = [];
+  const list: Interceptor[] = [clientRequestInterceptor()];
   if (options.adminToken) {
     const token = options.adminToken;
     list.push((next) => (request) => {

@@ -1,0 +1,115 @@
+/**
+ * The storage interface's telemetry, added in one place: a CLIENT span per
+ * SQL statement run for a request (named `OPERATION table`, with the
+ * parameterised text, never the values), and the pool's use as metrics.
+ * openDatabase wraps the store in this only when the runtime exports
+ * telemetry, so with it off a query costs nothing more.
+ */
+import type { Database, Param, Queryable, Row } from "./mod.ts";
+import { type Attributes, inSpan, meter, SpanKind } from "../telemetry.ts";
+
+export interface StatementSummary {
+  /** SELECT, INSERT, UPDATE, DELETE, ... */
+  operation: string;
+  /** The table the statement works on, when one is named. */
+  table?: string;
+}
+
+const TABLE_AFTER: Record<string, RegExp> = {
+  SELECT: /\bfrom\s+([a-z_][\w.]*)/i,
+  DELETE: /\bfrom\s+([a-z_][\w.]*)/i,
+  INSERT: /\binto\s+([a-z_][\w.]*)/i,
+  UPDATE: /^\s*update\s+([a-z_][\w.]*)/i,
+};
+
+/** The operation and table of a statement, for span names and attributes. */
+export function summarize(text: string): StatementSummary {
+  const body = text.replace(/--[^\n]*\n/g, " ").replace(/\/\*[\s\S]*?\*\//g, " ").trim();
+  let operation = (body.match(/^[a-z]+/i)?.[0] ?? "").toUpperCase();
+  let rest = body;
+  if (operation === "WITH") {
+    // The statement after the common table expressions says what it does.
+    const main = body.match(/\)\s*(select|insert|update|delete)\b([\s\S]*)$/i);
+    if (main) {
+      operation = main[1].toUpperCase();
+      rest = main[1] + main[2];
+    }
+  }
+  const pattern = TABLE_AFTER[operation];
+  const table = pattern ? rest.match(pattern)?.[1]?.toLowerCase() : undefined;
+  return { operation: operation || "SQL", ...(table ? { table } : {}) };
+}
+
+const MAX_TEXT = 2_000;
+
+function statementSpan<T>(system: string, text: string, fn: () => Promise<T>): Promise<T> {
+  const { operation, table } = summarize(text);
+  const attributes: Attributes = {
+    "db.system": system,
+    "db.system.name": system,
+    "db.operation.name": operation,
+    "db.query.text": text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text,
+  };
+  if (table) attributes["db.collection.name"] = table;
+  return inSpan(table ? `${operation} ${table}` : operation, SpanKind.CLIENT, attributes, fn);
+}
+
+function tracedQueryable(inner: Queryable): Queryable {
+  return {
+    query<T extends Row>(text: string, params?: readonly Param[]) {
+      return statementSpan("postgresql", text, () => inner.query<T>(text, params));
+    },
+    exec(script: string) {
+      return statementSpan("postgresql", script, () => inner.exec(script));
+    },
+  };
+}
+
+/**
+ * Work holding a connection: statements outside a transaction, and
+ * transactions. Beyond the pool's size postgres.js queues them.
+ */
+let busy = 0;
+let poolMax = 0;
+const poolName = { "db.client.connection.pool.name": "crm" };
+meter.createObservableGauge("db.client.connection.count", {
+  description: "Connections of the database pool, by state (embedded store: one)",
+  unit: "{connection}",
+}).addCallback((result) => {
+  const used = Math.min(busy, poolMax);
+  result.observe(used, { ...poolName, "db.client.connection.state": "used" });
+  result.observe(poolMax - used, { ...poolName, "db.client.connection.state": "idle" });
+});
+meter.createObservableGauge("db.client.connection.max", {
+  description: "Largest number of connections the pool opens",
+  unit: "{connection}",
+}).addCallback((result) => result.observe(poolMax, poolName));
+meter.createObservableGauge("db.client.connection.pending_requests", {
+  description: "Statements and transactions waiting for a free connection",
+  unit: "{request}",
+}).addCallback((result) => result.observe(Math.max(0, busy - poolMax), poolName));
+
+async function holding<T>(fn: () => Promise<T>): Promise<T> {
+  busy++;
+  try {
+    return await fn();
+  } finally {
+    busy--;
+  }
+}
+
+/** The store with a span per statement and the pool's use measured. */
+export function traced(inner: Database, poolSize: number): Database {
+  poolMax += inner.kind === "pglite" ? 1 : poolSize;
+  const top = tracedQueryable(inner);
+  return {
+    kind: inner.kind,
+    query: (text, params) => holding(() => top.query(text, params)),
+    exec: (script) => holding(() => top.exec(script)),
+    transaction: (fn) => holding(() => inner.transaction((tx) => fn(tracedQueryable(tx)))),
+    async close() {
+      poolMax -= inner.kind === "pglite" ? 1 : poolSize;
+      await inner.close();
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Tracing and metrics through @opentelemetry/api. Deno's runtime registers
+ * its own tracer and meter providers and exports them over OTLP when it
+ * starts with OTEL_DENO=true (see services/cli/otel_runtime.ts); without it
+ * the API hands out no-op tracers, and every helper here returns before doing
+ * any work, so tracing off costs a boolean test per call site.
+ *
+ * Attribute rule for every span made here: the site id may be recorded, a
+ * key, an IP address or a visitor id never.
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  metrics,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import { outsideRequest } from "./request_scope.ts";
+
+/** Whether the runtime exports telemetry; read once, as the runtime reads it once. */
+export const TRACING = Deno.env.get("OTEL_DENO") === "true";
+
+export const tracer = trace.getTracer("crm");
+export const meter = metrics.getMeter("crm");
+
+/** The attribute naming the site a span or metric point belongs to. */
+export const SITE_ID = "crm.site.id";
+
+export { SpanKind, SpanStatusCode };
+export type { Attributes, Link, Span };
+
+/** The span of the work being done now, if it is recorded. */
+export function activeSpan(): Span | undefined {
+  if (!TRACING) return undefined;
+  const span = trace.getActiveSpan();
+  return span?.isRecording() ? span : undefined;
+}
+
+/** Names the site on the active span (the gateway's server span, an RPC's). */
+export function annotateSite(siteId: string | undefined, span = activeSpan()): void {
+  if (span && siteId) span.setAttribute(SITE_ID, siteId);
+}
+
+/** Marks a span failed: ERROR status and an exception event. */
+export function recordFailure(span: Span | undefined, error: unknown): void {
+  if (!span) return;
+  const err = error instanceof Error ? error : new Error(String(error));
+  span.recordException(err);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+}
+
+/**
+ * Runs fn in a child span of the active one, ending it when fn settles. With
+ * tracing off, or with no request span to hang it under, fn just runs: a span
+ * without a parent would be an orphan trace of one statement.
+ */
+export function inSpan<T>(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!TRACING || !trace.getActiveSpan()?.isRecording()) return fn();
+  return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (error) {
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A link to the span of the request being served, for work that serves many. */
+export function currentLink(): Link | undefined {
+  if (!TRACING) return undefined;
+  const span = trace.getActiveSpan();
+  return span?.isRecording() ? { context: span.spanContext() } : undefined;
+}
+
+/**
+ * Work shared by many requests (one batch, one group commit): a root span of
+ * its own trace that links to every request's span, run outside any request
+ * scope so neither its logs nor its own spans claim one request.
+ */
+export function sharedWork<T>(
+  name: string,
+  links: readonly (Link | undefined)[],
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!TRACING) return fn();
+  const present = links.filter((link): link is Link => link !== undefined);
+  return outsideRequest(() =>
+    context.with(ROOT_CONTEXT, () =>
+      tracer.startActiveSpan(
+        name,
+        { kind: SpanKind.INTERNAL, links: present, attributes, root: true },
+        async (span) => {
+          try {
+            return await fn();
+          } catch (error) {
+            recordFailure(span, error);
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      ))
+  );
+}
+
+const headerGetter = {
+  keys: (carrier: Headers) => [...carrier.keys()],
+  get: (carrier: Headers, key: string) => {
+    const value = carrier.get(key) ?? undefined;
+    // Deno's fetch adds its own traceparent to one a caller already set,
+    // which joins them with a comma; the first one is the caller's.
+    return key === "traceparent" && value ? value.split(",")[0].trim() : value;
+  },
+};
+
+/** The context an incoming request's trace headers name, under the active one. */
+export function extractFromHeaders(headers: Headers, parent: Context = context.active()): Context {
+  return propagation.extract(parent, headers, headerGetter);
+}
+
+/** Writes the active span's trace headers for an outgoing call. */
+export function injectIntoHeaders(headers: Headers, from: Context = context.active()): void {
+  propagation.inject(from, headers, { set: (carrier, key, value) => carrier.set(key, value) });
+}
+
+/** The trace and span id of the active span, for log lines. */
+export function traceIds(): { traceId: string; spanId: string } | undefined {
+  if (!TRACING) return undefined;
+  const span = trace.getActiveSpan();
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return { traceId, spanId };
+}

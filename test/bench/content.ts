@@ -135,10 +135,31 @@ async function spawnServer(
   };
 }
 
+/**
+ * A stand-in OTLP/HTTP receiver for the tracing-on run: it reads and counts
+ * what it is sent and answers 200, so the system pays for building, encoding
+ * and sending every span and metric, and nothing else runs beside it.
+ */
+function startOtlpSink() {
+  let requests = 0;
+  let bytes = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    bytes += (await req.arrayBuffer()).byteLength;
+    requests++;
+    return new Response(null, { status: 200 });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    received: () => ({ requests, bytes }),
+    close: () => server.shutdown(),
+  };
+}
+
 function startSystem(
   seedFile: string,
   redisUrl: string | undefined,
   databaseUrl: string | undefined,
+  extraEnv: Record<string, string> = {},
 ): Promise<Server> {
   const env = {
     PORT: String(freePort()),
@@ -151,6 +172,7 @@ function startSystem(
     REDIS_KEY_PREFIX: `crmbench${Date.now().toString(36)}:`,
     LOG_LEVEL: "warn",
     ...RAISED_LIMITS,
+    ...extraEnv,
   };
   return spawnServer(
     ["task", "-q", "start", "--seed", seedFile],
@@ -222,10 +244,10 @@ export async function run(): Promise<BenchReport> {
   await Deno.writeTextFile(seedFile, JSON.stringify(benchManifest()));
   const notes: string[] = [];
   const cleanups: (() => Promise<void>)[] = [];
-  const start = async (redisUrl: string | undefined) => {
+  const start = async (redisUrl: string | undefined, extraEnv: Record<string, string> = {}) => {
     const pg = DATABASE_URL ? await freshPostgresUrl() : undefined;
     if (pg) cleanups.push(pg.drop);
-    const system = await startSystem(seedFile, redisUrl, pg?.url);
+    const system = await startSystem(seedFile, redisUrl, pg?.url, extraEnv);
     cleanups.unshift(system.stop);
     return system;
   };
@@ -252,8 +274,27 @@ export async function run(): Promise<BenchReport> {
       (await redisServerInstalled() ? (own = await startOwnRedis()).url : undefined);
     if (own) cleanups.push(own.close);
     if (redisUrl) {
-      systems.push(await measure("system, Redis-backed limits", await start(redisUrl)));
+      const untraced = await start(redisUrl);
+      systems.push(await measure("system, Redis-backed limits", untraced));
+      await untraced.stop();
       notes.push(`Redis: ${REDIS_URL ? "REDIS_URL" : "a redis-server started for the run"}`);
+      // The same, exporting every span (100% sampled) and the metrics over OTLP.
+      const sink = startOtlpSink();
+      cleanups.push(sink.close);
+      const traced = await start(redisUrl, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+        OTEL_TRACES_SAMPLER: "always_on",
+      });
+      const tracedRow = await measure("system, Redis-backed limits, tracing on", traced);
+      systems.push(tracedRow);
+      await traced.stop();
+      const untracedRps = systems[systems.length - 2].rps;
+      const { requests, bytes } = sink.received();
+      notes.push(
+        `tracing on: ${Math.round((tracedRow.rps / untracedRps) * 100)}% of the throughput ` +
+          `with tracing off (target ≥ 80%); the OTLP stand-in received ${requests} exports, ` +
+          `${Math.round(bytes / 1e6)} MB`,
+      );
     } else {
       notes.push("no Redis row: set REDIS_URL or install redis-server");
     }

@@ -109,7 +109,7 @@ const commands: Record<string, Command> = {
   stats: (clients, args) => statsCommand(clients, args),
 };
 
-async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   const command = name === undefined ? undefined : commands[name];
   if (name === "help" || name === "--help") {
@@ -147,4 +147,4 @@ function oneLine(error: unknown): string {
   return describeError(error).replace(/\s+/g, " ");
 }
 
-Deno.exit(await main(Deno.args));
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -26,41 +26,46 @@ const SETTING: Partial<Record<keyof Config, string>> = {
   redisUrl: "REDIS_URL",
 };
 
-const name = Deno.args[0];
-if (name !== "gateway" && !(name in SERVICES)) {
-  fail(`usage: deno task service gateway|auth|content|ingest`);
+/** Runs one service; args: the service name. */
+export async function main(args: string[]): Promise<void> {
+  const name = args[0];
+  if (name !== "gateway" && !(name in SERVICES)) {
+    fail(`usage: deno task service gateway|auth|content|ingest`);
+  }
+
+  await runProcess({
+    mode: "service",
+    failedAs: `${name} failed`,
+    serviceName: `crm-${name}`,
+    portSettings: name === "gateway" ? "PORT chooses the port" : "GRPC_PORT chooses the port",
+    async start(config, processLog) {
+      const needs: (keyof Config)[] = name === "gateway" ? ["redisUrl"] : SERVICES[name].needs;
+      for (const setting of needs) {
+        if (!config[setting]) fail(`${name} needs ${SETTING[setting]}`);
+      }
+      const log = processLog.child({ service: name });
+      const platform = await openPlatform(config, { database: name !== "gateway", log });
+      try {
+        const running = name === "gateway"
+          ? await startGateway(platform, { host: config.host, port: config.port })
+          : await SERVICES[name].start(platform, {
+            host: config.host,
+            port: config.grpcPort,
+            migrateOnStart: false,
+          });
+        console.log(`${name} listening on ${running.url}`);
+        return {
+          async close() {
+            await running.close();
+            await platform.close();
+          },
+        };
+      } catch (error) {
+        await platform.close();
+        throw error;
+      }
+    },
+  });
 }
 
-await runProcess({
-  mode: "service",
-  failedAs: `${name} failed`,
-  serviceName: `crm-${name}`,
-  portSettings: name === "gateway" ? "PORT chooses the port" : "GRPC_PORT chooses the port",
-  async start(config, processLog) {
-    const needs: (keyof Config)[] = name === "gateway" ? ["redisUrl"] : SERVICES[name].needs;
-    for (const setting of needs) {
-      if (!config[setting]) fail(`${name} needs ${SETTING[setting]}`);
-    }
-    const log = processLog.child({ service: name });
-    const platform = await openPlatform(config, { database: name !== "gateway", log });
-    try {
-      const running = name === "gateway"
-        ? await startGateway(platform, { host: config.host, port: config.port })
-        : await SERVICES[name].start(platform, {
-          host: config.host,
-          port: config.grpcPort,
-          migrateOnStart: false,
-        });
-      console.log(`${name} listening on ${running.url}`);
-      return {
-        async close() {
-          await running.close();
-          await platform.close();
-        },
-      };
-    } catch (error) {
-      await platform.close();
-      throw error;
-    }
-  },
-});
+if (import.meta.main) await main(Deno.args);

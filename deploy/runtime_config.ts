@@ -11,6 +11,7 @@ const DEVELOPMENT_ONLY = [
   "@bufbuild/buf",
   "@bufbuild/protoc-gen-es",
   "@grpc/grpc-js",
+  "yaml",
 ];
 
 const config = JSON.parse(await Deno.readTextFile("deno.json"));

@@ -13,6 +13,17 @@ import { KeyKind } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { type AdminClients, adminClients, SITE_SERVICES } from "./admin_clients.ts";
 import { exportManifest, importManifest } from "./site_manifest.ts";
 import type { Config } from "../lib/config.ts";
+import { openDatabase } from "../lib/db/mod.ts";
+import { migrate, type Migration } from "../lib/db/migrate.ts";
+import { AUTH_SCHEMA, authMigrations } from "../auth/migrations.ts";
+import { CONTENT_SCHEMA, contentMigrations } from "../content/migrations.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../ingest/migrations.ts";
+
+const SCHEMAS: [string, string, readonly Migration[]][] = [
+  ["auth", AUTH_SCHEMA, authMigrations],
+  ["content", CONTENT_SCHEMA, contentMigrations],
+  ["ingest", INGEST_SCHEMA, ingestMigrations],
+];
 import {
   exportCommand,
   retentionCommand,
@@ -28,6 +39,8 @@ const USAGE = `usage: deno task admin <command>
                                            create a key and print it once
   key revoke KEY                           revoke a key (or its sha256: hash)
   migrate                                  apply every service's pending migrations
+  migrate --database                       the same, straight on DATABASE_URL, with no service
+                                           running (the Helm chart's pre-install Job)
   events export SITE_ID [--since ISO]      print stored custom events as NDJSON, oldest first
   pageviews export SITE_ID [--since ISO]   print stored page views as NDJSON, oldest first
   leads export SITE_ID [--since ISO]       print stored leads as NDJSON, oldest first
@@ -91,8 +104,9 @@ const commands: Record<string, Command> = {
     throw new UsageError("key needs create or revoke");
   },
 
-  async migrate(clients, args) {
-    positional(args, 0, "no arguments");
+  async migrate(clients, args, config) {
+    if (args.length === 1 && args[0] === "--database") return await migrateDatabase(config);
+    positional(args, 0, "no arguments, or --database");
     const out: Record<string, { applied: number[]; current: number }> = {};
     for (const name of SITE_SERVICES) {
       const result = await clients[name].migrate({});
@@ -140,6 +154,26 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`${what} failed: ${oneLine(error)}`);
     }
     return 1;
+  }
+}
+
+/**
+ * Every service's migrations applied from this process on DATABASE_URL: what
+ * a deployment runs before the services of a new version start. Each
+ * schema's migrations take the same advisory lock the services take, so a
+ * service migrating at the same time waits.
+ */
+async function migrateDatabase(config: Config) {
+  if (!config.databaseUrl) throw new UsageError("--database needs DATABASE_URL");
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const out: Record<string, { applied: number[]; current: number }> = {};
+    for (const [name, schema, migrations] of SCHEMAS) {
+      out[name] = await migrate(db, schema, migrations);
+    }
+    return out;
+  } finally {
+    await db.close();
   }
 }
 

@@ -1,0 +1,290 @@
+/**
+ * The charts, proven with the real tools (built by .ci/tools.sh): schemas
+ * current, `helm lint --strict` on every chart, the umbrella rendered with
+ * its defaults and every file under helm/crm/ci/ and validated against the
+ * schemas of Kubernetes 1.37 (dumped from the API server into
+ * helm/kube-openapi/), wrong values refused; then installed on a real
+ * control plane with kwok's fake nodes, read back, tested, upgraded and
+ * uninstalled without a trace.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { haveTools, tool } from "./helpers/tools.ts";
+import { type ControlPlane, KUBE_TOOLS, startControlPlane } from "./helpers/kube.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const CHARTS = ["crm", "gateway", "auth", "content", "ingest"];
+const CI_VALUES = [...Deno.readDirSync(`${ROOT}helm/crm/ci`)].map((e) => e.name).sort();
+const SCHEMAS = `${ROOT}helm/kube-openapi/v1.37`;
+
+interface Output {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Output> {
+  const output = await new Deno.Command(command, {
+    args,
+    cwd: ROOT,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+/** The objects of a multi-document YAML stream. */
+function objects(yaml: string): Obj[] {
+  return parseAllDocuments(yaml).map((d: { toJS(): Obj }) => d.toJS()).filter(Boolean);
+}
+
+describe.runIf(haveTools("helm", "kubectl-validate"))("helm charts", () => {
+  const helm = (args: string[]) => run(tool("helm")!, args);
+
+  it("have schemas and a values table generated from the current description", async () => {
+    const check = await run(Deno.execPath(), ["run", "-A", "helm/schema.ts", "--check"]);
+    expect(check.code, check.stderr).toBe(0);
+  });
+
+  it("pass helm lint --strict", async () => {
+    for (const chart of CHARTS) {
+      const lint = await helm(["lint", "--strict", `helm/${chart}`]);
+      expect(lint.code, `${chart}: ${lint.stdout}${lint.stderr}`).toBe(0);
+      expect(lint.stdout).toContain("0 chart(s) failed");
+    }
+  });
+
+  it("render valid Kubernetes 1.37 objects with the defaults and every ci values file", async () => {
+    const dir = await Deno.makeTempDir({ prefix: "crm-helm-" });
+    try {
+      const files: string[] = [];
+      for (const values of [undefined, ...CI_VALUES]) {
+        const args = [
+          "template",
+          "r1",
+          "helm/crm",
+          ...(values ? ["-f", `helm/crm/ci/${values}`] : []),
+        ];
+        const rendered = await helm(args);
+        expect(rendered.code, rendered.stderr).toBe(0);
+        const file = `${dir}/${values ?? "defaults.yaml"}`;
+        await Deno.writeTextFile(file, rendered.stdout);
+        files.push(file);
+        const kinds = objects(rendered.stdout).map((o) => o.kind);
+        for (const kind of ["Deployment", "Service", "Job", "Secret", "Pod"]) {
+          expect(kinds).toContain(kind);
+        }
+      }
+      const validated = await run(tool("kubectl-validate")!, [
+        ...files,
+        "--local-schemas",
+        SCHEMAS,
+      ]);
+      expect(validated.code, validated.stdout + validated.stderr).toBe(0);
+      expect(validated.stdout.match(/OK/g)).toHaveLength(files.length);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  it("harden every pod and wire the production values through", async () => {
+    const rendered = await helm([
+      "template",
+      "r1",
+      "helm/crm",
+      "-f",
+      "helm/crm/ci/production.yaml",
+    ]);
+    const all = objects(rendered.stdout);
+    const pods = all.flatMap((o) => {
+      if (o.kind === "Deployment" || o.kind === "Job") return [o.spec.template.spec];
+      if (o.kind === "CronJob") return [o.spec.jobTemplate.spec.template.spec];
+      if (o.kind === "Pod") return [o.spec];
+      return [];
+    });
+    expect(pods).toHaveLength(7);
+    for (const pod of pods) {
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      for (const container of pod.containers) {
+        expect(container.image).toBe("registry.example.com/crm:1.0.0");
+        expect(container.securityContext).toMatchObject({
+          runAsNonRoot: true,
+          runAsUser: 10001,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ["ALL"] },
+        });
+      }
+    }
+    const named = (kind: string, name: string) =>
+      all.find((o) => o.kind === kind && o.metadata.name === name);
+    expect(named("HorizontalPodAutoscaler", "r1-gateway").spec.minReplicas).toBe(3);
+    expect(named("PodDisruptionBudget", "r1-ingest").spec.minAvailable).toBe("50%");
+    expect(named("Ingress", "r1-gateway").spec.tls[0].secretName).toBe("crm-example-com-tls");
+    const gateway = named("Deployment", "r1-gateway").spec.template.spec;
+    expect(gateway.topologySpreadConstraints[0].topologyKey).toBe("topology.kubernetes.io/zone");
+    const env = Object.fromEntries(gateway.containers[0].env.map((e: Obj) => [e.name, e]));
+    expect(env.DATABASE_URL.valueFrom.secretKeyRef).toEqual({ name: "crm-postgres", key: "url" });
+    expect(env.ADMIN_TOKEN.valueFrom.secretKeyRef).toEqual({ name: "crm-admin", key: "token" });
+    expect(env.AUTH_URL.value).toBe("http://r1-auth:50051");
+    const auth = named("Deployment", "r1-auth").spec.template.spec.containers[0];
+    expect(auth.readinessProbe.grpc).toEqual({ port: 50051, service: "crm.auth.v1.AuthService" });
+    expect(gateway.containers[0].readinessProbe.httpGet.path).toBe("/healthz");
+    const authPolicy = named("NetworkPolicy", "r1-auth").spec;
+    expect(
+      authPolicy.ingress[0].from.map((p: Obj) =>
+        p.podSelector.matchLabels["app.kubernetes.io/component"]
+      ),
+    )
+      .toEqual(["gateway", "admin"]);
+    expect(named("NetworkPolicy", "r1-default-deny").spec.policyTypes).toEqual([
+      "Ingress",
+      "Egress",
+    ]);
+  });
+
+  it("refuse wrong values with the schema's reason", async () => {
+    const refusals: [string, RegExp][] = [
+      ["gateway.replicaCount=-1", /replicaCount.*minimum/],
+      ["global.otel.protocol=grpc", /protocol.*must be one of/],
+      ["gateway.replicas=2", /additional properties 'replicas' not allowed/],
+      ["global.postgres.url=mysql://db/crm", /postgres\/url.*does not match pattern/],
+    ];
+    for (const [setting, reason] of refusals) {
+      const rendered = await helm(["template", "r1", "helm/crm", "--set", setting]);
+      expect(rendered.code, setting).not.toBe(0);
+      expect(rendered.stderr).toMatch(reason);
+    }
+  });
+});
+
+describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real API server", () => {
+  let plane: ControlPlane;
+  const namespace = "crm-test";
+  const release = "crm";
+  let helmEnv: Record<string, string>;
+  const helm = (args: string[]) => run(tool("helm")!, [...args, "-n", namespace], helmEnv);
+  const get = async (what: string, selector = `app.kubernetes.io/instance=${release}`) =>
+    JSON.parse(await plane.kubectl(["get", what, "-n", namespace, "-l", selector, "-o", "json"]))
+      .items as Obj[];
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    helmEnv = { KUBECONFIG: plane.kubeconfig, HELM_CACHE_HOME: `${plane.kubeconfig}.helm` };
+  }, 120_000);
+
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  it("installs, tests, upgrades and uninstalls, leaving nothing behind", async () => {
+    const install = await helm([
+      "install",
+      release,
+      "helm/crm",
+      "--create-namespace",
+      "--wait=watcher",
+      "--timeout",
+      "3m",
+    ]);
+    expect(install.code, install.stderr).toBe(0);
+    expect(install.stdout).toContain(`crm dev is installed as release ${release}`);
+    // The migration Job is deleted once it succeeds; its events stay and tell it completed.
+    const jobEvents = JSON.parse(
+      await plane.kubectl([
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "-o",
+        "json",
+        "--field-selector",
+        `involvedObject.kind=Job,involvedObject.name=${release}-migrate`,
+      ]),
+    ).items.map((e: Obj) => e.reason);
+    expect(jobEvents).toContain("Completed");
+
+    const deployments = await get("deployments");
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(
+      ["crm-auth", "crm-content", "crm-gateway", "crm-ingest"],
+    );
+    for (const deployment of deployments) {
+      expect(deployment.status.availableReplicas, deployment.metadata.name).toBe(1);
+    }
+    const pods = await get(
+      "pods",
+      "app.kubernetes.io/instance=crm,app.kubernetes.io/component!=admin",
+    );
+    expect(pods).toHaveLength(4);
+    for (const pod of pods) {
+      expect(pod.spec.nodeName).toMatch(/^kwok-node-[ab]$/);
+      expect(pod.status.phase).toBe("Running");
+    }
+    const policies = (await get("networkpolicies")).map((p) => p.metadata.name).sort();
+    expect(policies).toEqual([
+      "crm-admin",
+      "crm-auth",
+      "crm-content",
+      "crm-default-deny",
+      "crm-gateway",
+      "crm-ingest",
+    ]);
+    expect((await get("cronjobs")).map((c) => c.spec.schedule)).toEqual(["17 3 * * *"]);
+    const secret = async () =>
+      (await get("secrets")).find((s) => s.metadata.name === "crm-crm-connection");
+    const token = (await secret()).data["admin-token"];
+    expect(atob(token)).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect((await get("secrets")).map((s) => s.metadata.name)).toEqual(["crm-crm-connection"]);
+
+    const tested = await helm(["test", release, "--timeout", "2m"]);
+    expect(tested.code, tested.stderr).toBe(0);
+    expect(tested.stdout).toMatch(/TEST SUITE:\s+crm-test-healthz[\s\S]*Phase:\s+Succeeded/);
+
+    const upgrade = await helm([
+      "upgrade",
+      release,
+      "helm/crm",
+      "--wait=watcher",
+      "--timeout",
+      "3m",
+      "--set",
+      "gateway.replicaCount=2",
+      "--set",
+      "global.logLevel=debug",
+    ]);
+    expect(upgrade.code, upgrade.stderr).toBe(0);
+    const gateway = (await get("deployments")).find((d) => d.metadata.name === "crm-gateway");
+    expect(gateway.status.availableReplicas).toBe(2);
+    const env = gateway.spec.template.spec.containers[0].env;
+    expect(env.find((e: Obj) => e.name === "LOG_LEVEL").value).toBe("debug");
+    // The generated admin token survives the upgrade.
+    expect((await secret()).data["admin-token"]).toBe(token);
+
+    const uninstall = await helm(["uninstall", release, "--wait", "--timeout", "2m"]);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    const kinds = "deployments,replicasets,pods,services,secrets,configmaps,jobs,cronjobs," +
+      "networkpolicies,poddisruptionbudgets,horizontalpodautoscalers";
+    await expect.poll(async () => (await get(kinds)).map((o) => `${o.kind}/${o.metadata.name}`), {
+      timeout: 30_000,
+      interval: 500,
+    }).toEqual([]);
+  }, 300_000);
+});

@@ -13,6 +13,7 @@ const DEVELOPMENT_ONLY = [
   "@grpc/grpc-js",
   "yaml",
 ];
+// uplot stays: the dashboard's build bundles it in this stage.
 
 const config = JSON.parse(await Deno.readTextFile("deno.json"));
 for (const name of DEVELOPMENT_ONLY) delete config.imports[name];

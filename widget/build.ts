@@ -9,10 +9,18 @@ import { gzip } from "../services/lib/gzip.ts";
 export const WIDGET_SOURCE = new URL("./src/main.ts", import.meta.url);
 export const WIDGET_OUTPUT = new URL("./dist/widget.js", import.meta.url);
 
-export async function buildWidget(): Promise<Uint8Array> {
-  await Deno.mkdir(new URL("./dist/", import.meta.url), { recursive: true });
+export function buildWidget(): Promise<Uint8Array> {
+  return bundleForBrowser(WIDGET_SOURCE, WIDGET_OUTPUT);
+}
+
+/**
+ * Bundles a browser script with Deno's own bundler (esbuild inside) into one
+ * minified IIFE; the dashboard's build uses it too.
+ */
+export async function bundleForBrowser(source: URL, output: URL): Promise<Uint8Array> {
+  await Deno.mkdir(new URL("./", output), { recursive: true });
   // Written aside and renamed into place, so a gateway reading it never sees half a file.
-  const partial = `${WIDGET_OUTPUT.pathname}.${Deno.pid}.${crypto.randomUUID()}.tmp`;
+  const partial = `${output.pathname}.${Deno.pid}.${crypto.randomUUID()}.tmp`;
   const { code, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
       "bundle",
@@ -24,17 +32,17 @@ export async function buildWidget(): Promise<Uint8Array> {
       "iife",
       "--output",
       partial,
-      WIDGET_SOURCE.pathname,
+      source.pathname,
     ],
     stdout: "null",
     stderr: "piped",
   }).output();
   if (code !== 0) {
     await Deno.remove(partial).catch(() => {});
-    throw new Error(`widget build failed: ${new TextDecoder().decode(stderr)}`);
+    throw new Error(`build of ${source.pathname} failed: ${new TextDecoder().decode(stderr)}`);
   }
   const bytes = await Deno.readFile(partial);
-  await Deno.rename(partial, WIDGET_OUTPUT);
+  await Deno.rename(partial, output);
   return bytes;
 }
 

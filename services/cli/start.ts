@@ -55,6 +55,10 @@ await runProcess({
       );
     }
     if (system.demoPageUrl) console.log(`  demo page:   ${system.demoPageUrl}`);
+    if (system.demoLoaded || system.demoPageUrl) {
+      const { reportKey } = await demoKeys();
+      console.log(`  dashboard:   ${url}/dashboard/ (report key ${reportKey})`);
+    }
     console.log(`gateway listening on ${url}`);
     return system;
   },

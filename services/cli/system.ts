@@ -17,6 +17,8 @@ import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { importManifest, type ImportReport } from "./site_manifest.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
 import { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
+import { IngestService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+import { loadDemoHistory } from "./demo_history.ts";
 
 export interface SystemOptions {
   log?: Logger;
@@ -84,6 +86,9 @@ export async function startSystem(
     } else if (options.demo && (await admin.auth.listSites({})).siteIds.length === 0) {
       seeded = await importManifest(admin, await Deno.readTextFile(DEMO_MANIFEST));
       demoLoaded = true;
+      // Weeks of traffic, so the dashboard shows something on first start.
+      const ingestClient = serviceClient(IngestService, ingest.url, { timeoutMs: 60_000 });
+      await loadDemoHistory(ingestClient, "demo", platform.clock.now());
     }
 
     const demoSiteKey = options.demoPage ? await liveDemoKey(resolved) : undefined;
@@ -124,7 +129,13 @@ async function liveDemoKey(config: Config): Promise<string | undefined> {
 }
 
 /** The demo site's keys, as printed at start-up. */
-export async function demoKeys(): Promise<{ siteKey: string; secretKey: string }> {
+export async function demoKeys(): Promise<
+  { siteKey: string; secretKey: string; reportKey: string }
+> {
   const manifest = JSON.parse(await Deno.readTextFile(DEMO_MANIFEST));
-  return { siteKey: manifest.siteKeys[0], secretKey: manifest.secretKeys[0] };
+  return {
+    siteKey: manifest.siteKeys[0],
+    secretKey: manifest.secretKeys[0],
+    reportKey: manifest.reportKeys[0],
+  };
 }

@@ -15,6 +15,8 @@ import { gatewayHandler } from "./server.ts";
 import { assetHandler, SCRIPT_CACHE_CONTROL, staticAsset } from "./static_asset.ts";
 import { demoPage } from "./demo_page.ts";
 import { WIDGET_OUTPUT } from "../../widget/build.ts";
+import { DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "../../dashboard/build.ts";
+import { dashboardApp } from "./dashboard.ts";
 import { Batcher } from "./batcher.ts";
 import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
@@ -45,12 +47,16 @@ export interface GatewayExtras {
  * The built widget. The gateway only serves it: `deno task widget` builds it
  * (so do `start` and `test` before they run, and the image build).
  */
-export async function readBuiltWidget(file: URL = WIDGET_OUTPUT): Promise<Uint8Array> {
+export function readBuiltWidget(file: URL = WIDGET_OUTPUT): Promise<Uint8Array> {
+  return readBuilt(file, "deno task widget");
+}
+
+async function readBuilt(file: URL, task: string): Promise<Uint8Array> {
   try {
     return await Deno.readFile(file);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
-    throw new Error(`${file.pathname} is missing: build the widget with \`deno task widget\``);
+    throw new Error(`${file.pathname} is missing: build it with \`${task}\``);
   }
 }
 
@@ -109,6 +115,10 @@ export async function startGateway(
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
       marketing: marketingApi({ batcher, callers, limiter, log, clock }),
       stats: statsApi({ stats, callers, limiter, log, clock }),
+      dashboard: await dashboardApp(
+        await readBuilt(DASHBOARD_SCRIPT, "deno task widget"),
+        await readBuilt(DASHBOARD_STYLE, "deno task widget"),
+      ),
     },
   });
   const server = Deno.serve(

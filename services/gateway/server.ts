@@ -21,6 +21,8 @@ export interface GatewayRoutes {
   marketing: Handler;
   /** Every request under /stats/. */
   stats: Handler;
+  /** The reports page under /dashboard/. */
+  dashboard: Handler;
 }
 
 export interface GatewayHandlerOptions {
@@ -44,6 +46,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     if (routes.demo && (path === "/demo" || path.startsWith("/demo/"))) return routes.demo(ctx);
     if (path.startsWith("/marketing/")) return routes.marketing(ctx);
     if (path.startsWith("/stats/")) return routes.stats(ctx);
+    if (path === "/dashboard" || path.startsWith("/dashboard/")) return routes.dashboard(ctx);
     if (path === "/livez") return livez();
     if (path === "/healthz") return healthz(health);
     return jsonError(404, {

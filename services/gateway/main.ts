@@ -48,15 +48,15 @@ export interface GatewayExtras {
  * (so do `start` and `test` before they run, and the image build).
  */
 export function readBuiltWidget(file: URL = WIDGET_OUTPUT): Promise<Uint8Array> {
-  return readBuilt(file, "deno task widget");
+  return readBuilt(file, "the widget");
 }
 
-async function readBuilt(file: URL, task: string): Promise<Uint8Array> {
+async function readBuilt(file: URL, what: string): Promise<Uint8Array> {
   try {
     return await Deno.readFile(file);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
-    throw new Error(`${file.pathname} is missing: build it with \`${task}\``);
+    throw new Error(`${file.pathname} is missing: build ${what} with \`deno task widget\``);
   }
 }
 
@@ -116,8 +116,8 @@ export async function startGateway(
       marketing: marketingApi({ batcher, callers, limiter, log, clock }),
       stats: statsApi({ stats, callers, limiter, log, clock }),
       dashboard: await dashboardApp(
-        await readBuilt(DASHBOARD_SCRIPT, "deno task widget"),
-        await readBuilt(DASHBOARD_STYLE, "deno task widget"),
+        await readBuilt(DASHBOARD_SCRIPT, "the dashboard"),
+        await readBuilt(DASHBOARD_STYLE, "the dashboard"),
       ),
     },
   });

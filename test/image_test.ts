@@ -141,12 +141,6 @@ describe.runIf(DATABASE_URL && REDIS_URL && PODMAN)("the image", () => {
     await run("auth", Number(new URL(urlOf("AUTH_URL")).port), "GRPC_PORT");
     await run("content", Number(new URL(urlOf("CONTENT_URL")).port), "GRPC_PORT");
     await run("ingest", Number(new URL(urlOf("INGEST_URL")).port), "GRPC_PORT");
-    // Through the services' admin RPCs now: nothing is left to apply.
-    expect(JSON.parse(await adminCommand(["migrate"])).ingest.applied).toEqual([]);
-    const imported = JSON.parse(
-      await adminCommand(["import", "/tmp/site.json"], ["-v", `${MANIFEST}:/tmp/site.json:ro`]),
-    );
-    expect(imported.site).toBe("demo");
 
     const gatewayPort = freePort();
     const gateway = await run("gateway", gatewayPort, "PORT");
@@ -155,6 +149,12 @@ describe.runIf(DATABASE_URL && REDIS_URL && PODMAN)("the image", () => {
       status: "ok",
       services: { auth: "SERVING", content: "SERVING", ingest: "SERVING" },
     });
+    // Through the services' admin RPCs now: nothing is left to apply.
+    expect(JSON.parse(await adminCommand(["migrate"])).ingest.applied).toEqual([]);
+    const imported = JSON.parse(
+      await adminCommand(["import", "/tmp/site.json"], ["-v", `${MANIFEST}:/tmp/site.json:ro`]),
+    );
+    expect(imported.site).toBe("demo");
     const page = await fetch(`${url}/content/v1/pages/home`, {
       headers: { "x-crm-key": SITE_KEY },
     });

@@ -19,9 +19,14 @@ import {
   startJaeger,
   tag,
 } from "./helpers/jaeger.ts";
-import { runTask, startTask } from "./helpers/process.ts";
+import {
+  type RunningProcess,
+  runningServices,
+  runTask,
+  startService,
+  startTask,
+} from "./helpers/process.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 /** The caller's address, sent as X-Forwarded-For; it must appear in no span. */
@@ -33,55 +38,6 @@ const EXPORT = {
   OTEL_METRIC_EXPORT_INTERVAL: "1000",
   LOG_LEVEL: "error",
 };
-
-interface Running {
-  url: string;
-  stop(): Promise<number>;
-}
-
-/** Services still running, stopped after the tests even when one times out. */
-const started = new Set<Running>();
-
-/** `deno task service NAME`'s script on a free port, resolving once it listens. */
-async function service(name: string, env: Record<string, string>): Promise<Running> {
-  const child = new Deno.Command("deno", {
-    args: ["run", "-A", "services/cli/service.ts", name],
-    cwd: ROOT,
-    env: { HOST: "127.0.0.1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr = (stderr + chunk).slice(-4000);
-    }
-  })().catch(() => {});
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  const listening = new RegExp(`${name} listening on (\\S+)`);
-  while (!listening.test(out)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${name} exited early: ${out}\n${stderr}`);
-    out += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  const running: Running = {
-    url: listening.exec(out)![1],
-    async stop() {
-      started.delete(running);
-      // SIGTERM reaches the relaunched child through the parent, which waits for it.
-      try {
-        child.kill("SIGTERM");
-      } catch { /* gone */ }
-      return (await child.status).code;
-    },
-  };
-  started.add(running);
-  return running;
-}
 
 const kindOf = (span: JaegerSpan) => tag(span, "span.kind");
 const isSql = (span: JaegerSpan) =>
@@ -261,7 +217,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && JAEGER)("traces in Jaeger", () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const running of started) await running.stop();
+    for (const running of runningServices) await running.stop();
     await jaeger?.stop();
     const sql = admin();
     await sql.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
@@ -275,10 +231,10 @@ describe.runIf(DATABASE_URL && REDIS_URL && JAEGER)("traces in Jaeger", () => {
       REDIS_URL: REDIS_URL!,
       OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
     };
-    const running: Running[] = [];
+    const running: RunningProcess[] = [];
     try {
-      for (const name of ["auth", "content", "ingest"]) {
-        running.push(await service(name, { ...env, GRPC_PORT: "0" }));
+      for (const name of ["auth", "content", "ingest"] as const) {
+        running.push(await startService(name, { ...env, GRPC_PORT: "0" }));
       }
       const [auth, content, ingest] = running;
       const urls = { AUTH_URL: auth.url, CONTENT_URL: content.url, INGEST_URL: ingest.url };
@@ -290,7 +246,12 @@ describe.runIf(DATABASE_URL && REDIS_URL && JAEGER)("traces in Jaeger", () => {
         cli,
       );
       expect(imported.code, imported.stderr).toBe(0);
-      const gateway = await service("gateway", { ...env, ...urls, PORT: "0", TRUST_PROXY: "1" });
+      const gateway = await startService("gateway", {
+        ...env,
+        ...urls,
+        PORT: "0",
+        TRUST_PROXY: "1",
+      });
       running.push(gateway);
       await checkTraces(jaeger, gateway.url, {
         gateway: "crm-gateway",

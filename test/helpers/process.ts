@@ -120,3 +120,63 @@ export async function spawnService(
   })().catch(() => {});
   return child;
 }
+
+export interface RunningProcess {
+  /** Where it listens, as it printed. */
+  url: string;
+  /** Everything it wrote on stderr lately (its JSON log lines). */
+  stderr(): string;
+  /** SIGTERM (passed on to a child relaunched for telemetry); resolves with the exit code. */
+  stop(): Promise<number>;
+}
+
+/** Processes started by startService and not stopped yet. */
+export const runningServices = new Set<RunningProcess>();
+
+/**
+ * `deno task service NAME`'s script, as a cluster runs it, for any of the
+ * four services; resolves once it prints where it listens (GRPC_PORT or PORT
+ * 0 picks a free port).
+ */
+export async function startService(
+  name: "gateway" | "auth" | "content" | "ingest",
+  env: Record<string, string>,
+): Promise<RunningProcess> {
+  const child = new Deno.Command("deno", {
+    args: ["run", "-A", "services/cli/service.ts", name],
+    cwd: ROOT,
+    env: { HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      stderr = (stderr + chunk).slice(-20_000);
+    }
+  })().catch(() => {});
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const listening = new RegExp(`${name} listening on (\\S+)`);
+  while (!listening.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${name} exited early: ${out}\n${stderr}`);
+    out += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  const running: RunningProcess = {
+    url: listening.exec(out)![1],
+    stderr: () => stderr,
+    async stop() {
+      runningServices.delete(running);
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      return (await child.status).code;
+    },
+  };
+  runningServices.add(running);
+  return running;
+}

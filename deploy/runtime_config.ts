@@ -12,6 +12,7 @@ const DEVELOPMENT_ONLY = [
   "@bufbuild/protoc-gen-es",
   "@grpc/grpc-js",
   "yaml",
+  "fast-check",
 ];
 // uplot stays: the dashboard's build bundles it in this stage.
 

@@ -80,6 +80,18 @@ export function accessLog(log: Logger): Middleware {
   };
 }
 
+/**
+ * Every 503 (a service away, overload) tells clients when to try again, so
+ * retries spread out instead of hammering a recovering service.
+ */
+export const retryAfter: Middleware = async (_ctx, next) => {
+  const response = await next();
+  if (response.status === 503 && !response.headers.has("retry-after")) {
+    response.headers.set("retry-after", "1");
+  }
+  return response;
+};
+
 /** The last line of defence: an unexpected exception becomes a JSON 500, logged once. */
 export function errorBoundary(log: Logger): Middleware {
   return async (ctx, next) => {

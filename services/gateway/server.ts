@@ -5,7 +5,7 @@
 import type { Config } from "../lib/config.ts";
 import type { Logger } from "../lib/log.ts";
 import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
-import { accessLog, errorBoundary, requestIdHeader, telemetry } from "./middleware.ts";
+import { accessLog, errorBoundary, requestIdHeader, retryAfter, telemetry } from "./middleware.ts";
 import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
 import { clientIp } from "../lib/ip.ts";
 import { type HealthClients, healthz, livez } from "./health.ts";
@@ -55,7 +55,10 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
       statusCode: 404,
     });
   };
-  const chain = compose([telemetry, errorBoundary(log), accessLog(log), requestIdHeader], dispatch);
+  const chain = compose(
+    [telemetry, errorBoundary(log), accessLog(log), requestIdHeader, retryAfter],
+    dispatch,
+  );
   return (request, info) => {
     const ctx: RequestContext = {
       request,

@@ -13,7 +13,7 @@
  * still serve gRPC and gRPC-Web over HTTP/2 on the same port.
  */
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { clientInterceptors } from "./interceptors.ts";
 
@@ -28,9 +28,20 @@ export interface TransportOptions {
  * dropped after 30 s idle, well before the servers' 120 s keep-alive.
  */
 let httpClient: Deno.HttpClient | undefined;
-function http1Fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+async function http1Fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
   httpClient ??= Deno.createHttpClient({ http1: true, http2: false, poolIdleTimeout: 30_000 });
-  return fetch(input, { ...init, client: httpClient } as RequestInit);
+  try {
+    return await fetch(input, { ...init, client: httpClient } as RequestInit);
+  } catch (error) {
+    // A cancelled call stays what it is; a service that cannot be reached
+    // (refused, reset, unresolvable) is UNAVAILABLE, which callers retry
+    // and the gateway answers with 503, not an unknown failure.
+    if (init?.signal?.aborted) throw error;
+    throw new ConnectError(
+      `${new URL(String(input)).host} unreachable: ${(error as Error).message}`,
+      Code.Unavailable,
+    );
+  }
 }
 
 export function serviceTransport(baseUrl: string, options: TransportOptions = {}): Transport {

@@ -181,7 +181,12 @@ describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real A
   const namespace = "crm-test";
   const release = "crm";
   let helmEnv: Record<string, string>;
-  const helm = (args: string[]) => run(tool("helm")!, [...args, "-n", namespace], helmEnv);
+  const helm = async (args: string[]) => {
+    const started = performance.now();
+    const output = await run(tool("helm")!, [...args, "-n", namespace], helmEnv);
+    console.log(`helm ${args[0]}: ${Math.round(performance.now() - started)} ms`);
+    return output;
+  };
   const get = async (what: string, selector = `app.kubernetes.io/instance=${release}`) =>
     JSON.parse(await plane.kubectl(["get", what, "-n", namespace, "-l", selector, "-o", "json"]))
       .items as Obj[];
@@ -204,6 +209,8 @@ describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real A
       "--wait=watcher",
       "--timeout",
       "3m",
+      "-f",
+      "helm/crm/ci/kwok.yaml",
     ]);
     expect(install.code, install.stderr).toBe(0);
     expect(install.stdout).toContain(`crm dev is installed as release ${release}`);
@@ -254,10 +261,6 @@ describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real A
     expect(atob(token)).toMatch(/^[A-Za-z0-9]{40}$/);
     expect((await get("secrets")).map((s) => s.metadata.name)).toEqual(["crm-crm-connection"]);
 
-    const tested = await helm(["test", release, "--timeout", "2m"]);
-    expect(tested.code, tested.stderr).toBe(0);
-    expect(tested.stdout).toMatch(/TEST SUITE:\s+crm-test-healthz[\s\S]*Phase:\s+Succeeded/);
-
     const upgrade = await helm([
       "upgrade",
       release,
@@ -265,6 +268,8 @@ describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real A
       "--wait=watcher",
       "--timeout",
       "3m",
+      "-f",
+      "helm/crm/ci/kwok.yaml",
       "--set",
       "gateway.replicaCount=2",
       "--set",
@@ -278,6 +283,10 @@ describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real A
     // The generated admin token survives the upgrade.
     expect((await secret()).data["admin-token"]).toBe(token);
 
+    const tested = await helm(["test", release, "--timeout", "2m"]);
+    expect(tested.code, tested.stderr).toBe(0);
+    expect(tested.stdout).toMatch(/TEST SUITE:\s+crm-test-healthz[\s\S]*Phase:\s+Succeeded/);
+
     const uninstall = await helm(["uninstall", release, "--wait", "--timeout", "2m"]);
     expect(uninstall.code, uninstall.stderr).toBe(0);
     const kinds = "deployments,replicasets,pods,services,secrets,configmaps,jobs,cronjobs," +
@@ -286,5 +295,5 @@ describe.runIf(haveTools("helm", ...KUBE_TOOLS))("the umbrella chart on a real A
       timeout: 30_000,
       interval: 500,
     }).toEqual([]);
-  }, 300_000);
+  }, 480_000);
 });

@@ -146,6 +146,10 @@ export async function startControlPlane(): Promise<ControlPlane> {
       `--service-account-key-file=${dir}/sa.pub`,
       `--service-account-signing-key-file=${dir}/sa.key`,
       "--service-cluster-ip-range=10.96.0.0/16",
+      // One client, no real load: no request throttling (as kwokctl sets it up).
+      "--max-requests-inflight=0",
+      "--max-mutating-requests-inflight=0",
+      "--enable-priority-and-fairness=false",
     ]);
     const kubeconfig = `${dir}/kubeconfig`;
     await Deno.writeTextFile(
@@ -177,12 +181,16 @@ export async function startControlPlane(): Promise<ControlPlane> {
       `--root-ca-file=${dir}/certs/apiserver.crt`,
       "--use-service-account-credentials=false",
       "--leader-elect=false",
+      "--kube-api-qps=5000",
+      "--kube-api-burst=10000",
       "--controllers=*",
       `--secure-port=${freePort()}`,
     ]);
     spawn("kube-scheduler", [
       `--kubeconfig=${kubeconfig}`,
       "--leader-elect=false",
+      "--kube-api-qps=5000",
+      "--kube-api-burst=10000",
       `--secure-port=${freePort()}`,
     ]);
     spawn("kwok", [

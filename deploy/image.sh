@@ -22,5 +22,7 @@ revision=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 podman build --quiet --network host \
   --build-arg "BASE=$base" --build-arg "REVISION=$revision" \
   -f deploy/Containerfile -t "$TAG" . >/dev/null
+# The build stage and the previous build of the tag are left untagged: drop them.
+podman image prune -f >/dev/null
 size=$(podman image inspect "$TAG" --format '{{.Size}}')
 echo "built $TAG from $base ($((size / 1000000)) MB)"

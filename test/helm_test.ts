@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { haveTools, tool } from "./helpers/tools.ts";
+import { runCommand } from "./helpers/process.ts";
 import { type ControlPlane, KUBE_TOOLS, startControlPlane } from "./helpers/kube.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -17,32 +18,9 @@ const CHARTS = ["crm", "gateway", "auth", "content", "ingest"];
 const CI_VALUES = [...Deno.readDirSync(`${ROOT}helm/crm/ci`)].map((e) => e.name).sort();
 const SCHEMAS = `${ROOT}helm/kube-openapi/v1.37`;
 
-interface Output {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function run(
-  command: string,
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<Output> {
-  const output = await new Deno.Command(command, {
-    args,
-    cwd: ROOT,
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
+/** A command's result; env is passed on as it is. */
+const run = (command: string, args: string[], env: Record<string, string> = {}) =>
+  runCommand(command, args, { env });
 
 // deno-lint-ignore no-explicit-any
 type Obj = any;

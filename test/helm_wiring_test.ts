@@ -7,7 +7,7 @@
  * setting or a Secret key nobody renders makes it fail.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import postgres from "postgres";
+import { freshPostgresUrl } from "./helpers/storage.ts";
 import { parseAllDocuments } from "yaml";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "./helpers/env.ts";
 import { freePort } from "./helpers/ports.ts";
@@ -28,9 +28,8 @@ interface Wired {
 
 describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
   const suffix = uniqueId("");
-  const database = `crm_wiring_${suffix}`;
   const processes: Deno.ChildProcess[] = [];
-  const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
+  let dropDatabase: (() => Promise<void>) | undefined;
 
   afterAll(async () => {
     for (const child of processes) {
@@ -39,17 +38,13 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
       } catch { /* gone */ }
       await child.status;
     }
-    const sql = admin();
-    await sql.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
-    await sql.end();
+    await dropDatabase?.();
   });
 
   it("starts the services exactly as the Deployments configure them", async () => {
-    const sql = admin();
-    await sql.unsafe(`create database ${database}`);
-    await sql.end();
-    const databaseUrl = new URL(DATABASE_URL!);
-    databaseUrl.pathname = `/${database}`;
+    const fresh = await freshPostgresUrl();
+    dropDatabase = fresh.drop;
+    const databaseUrl = fresh.url;
 
     const rendered = await new Deno.Command(HELM!, {
       args: [

@@ -6,7 +6,7 @@
  * then an admin command from the same image. SIGTERM stops each cleanly.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import postgres from "postgres";
+import { freshPostgresUrl } from "./helpers/storage.ts";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "./helpers/env.ts";
 import { freePort } from "./helpers/ports.ts";
 import { buildImage, IMAGE, PODMAN, podman } from "./helpers/podman.ts";
@@ -17,22 +17,18 @@ const MANIFEST = new URL("./fixtures/contract-example.json", import.meta.url).pa
 
 describe.runIf(DATABASE_URL && REDIS_URL && PODMAN)("the image", () => {
   const suffix = uniqueId("");
-  const database = `crm_image_${suffix}`;
   const containers: string[] = [];
   let built = "";
   let env: string[] = [];
-  const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
+  let dropDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     built = await buildImage();
-    const sql = admin();
-    await sql.unsafe(`create database ${database}`);
-    await sql.end();
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
+    const fresh = await freshPostgresUrl();
+    dropDatabase = fresh.drop;
     const ports = { auth: freePort(), content: freePort(), ingest: freePort() };
     env = [
-      `DATABASE_URL=${url}`,
+      `DATABASE_URL=${fresh.url}`,
       `REDIS_URL=${REDIS_URL}`,
       `REDIS_KEY_PREFIX=crmimage${suffix}:`,
       `AUTH_URL=http://127.0.0.1:${ports.auth}`,
@@ -43,9 +39,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && PODMAN)("the image", () => {
 
   afterAll(async () => {
     if (containers.length) await podman(["rm", "-f", "-t", "2", ...containers]);
-    const sql = admin();
-    await sql.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
-    await sql.end();
+    await dropDatabase?.();
   });
 
   /** The hardened way a cluster runs the image. */

@@ -6,7 +6,7 @@
  * traceparent; the test asserts on what Jaeger stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import postgres from "postgres";
+import { freshPostgresUrl } from "./helpers/storage.ts";
 import { DATABASE_URL, REDIS_URL } from "./helpers/env.ts";
 import {
   JAEGER,
@@ -202,26 +202,19 @@ interface ServiceNames {
 
 describe.runIf(DATABASE_URL && REDIS_URL && JAEGER)("traces in Jaeger", () => {
   let jaeger: Jaeger;
-  const database = `crm_otel_${crypto.randomUUID().slice(0, 8)}`;
   let databaseUrl: string;
-  const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
+  let dropDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     jaeger = await startJaeger(PORTS);
-    const sql = admin();
-    await sql.unsafe(`create database ${database}`);
-    await sql.end();
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
-    databaseUrl = url.toString();
+    const fresh = await freshPostgresUrl();
+    [databaseUrl, dropDatabase] = [fresh.url, fresh.drop];
   }, 60_000);
 
   afterAll(async () => {
     for (const running of runningServices) await running.stop();
     await jaeger?.stop();
-    const sql = admin();
-    await sql.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
-    await sql.end();
+    await dropDatabase?.();
   });
 
   it("follows a request across the four services run as separate processes", async () => {

@@ -7,7 +7,7 @@
  * back to Redis when Redis returns.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import postgres from "postgres";
+import { freshPostgresUrl } from "../helpers/storage.ts";
 import { Redis } from "ioredis";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
 import { type RunningProcess, runningServices, runTask, startService } from "../helpers/process.ts";
@@ -20,19 +20,15 @@ const MAX_WAIT_MS = 500 + 700;
 
 describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
   const suffix = uniqueId("");
-  const database = `crm_fault_redis_${suffix}`;
   const prefix = `crmfault${suffix}:`;
   let toxiproxy: Toxiproxy;
   let redisProxy: Proxy;
   let gateway: RunningProcess;
-  const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
+  let dropDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const sql = admin();
-    await sql.unsafe(`create database ${database}`);
-    await sql.end();
-    const databaseUrl = new URL(DATABASE_URL!);
-    databaseUrl.pathname = `/${database}`;
+    const fresh = await freshPostgresUrl();
+    dropDatabase = fresh.drop;
     toxiproxy = await startToxiproxy();
     const redis = new URL(REDIS_URL!);
     redisProxy = await toxiproxy.proxy(
@@ -40,7 +36,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
       `${redis.hostname}:${redis.port || 6379}`,
     );
     const env = {
-      DATABASE_URL: databaseUrl.toString(),
+      DATABASE_URL: fresh.url,
       REDIS_URL: `redis://${redisProxy.listen}`,
       REDIS_KEY_PREFIX: prefix,
       LOG_LEVEL: "info",
@@ -64,9 +60,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
   afterAll(async () => {
     for (const running of runningServices) await running.stop();
     await toxiproxy?.stop();
-    const sql = admin();
-    await sql.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
-    await sql.end();
+    await dropDatabase?.();
   });
 
   /** A content read and a server event; their statuses and the slower one's time. */

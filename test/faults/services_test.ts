@@ -7,7 +7,7 @@
  * for an event that was not stored; everything recovers without a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import postgres from "postgres";
+import { freshPostgresUrl } from "../helpers/storage.ts";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
 import { type RunningProcess, runningServices, runTask, startService } from "../helpers/process.ts";
 import { type Proxy, startToxiproxy, TOXIPROXY, type Toxiproxy } from "../helpers/toxiproxy.ts";
@@ -17,21 +17,17 @@ const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 
 describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
   const suffix = uniqueId("");
-  const database = `crm_fault_services_${suffix}`;
   let toxiproxy: Toxiproxy;
   const proxies: Record<string, Proxy> = {};
   let gateway: RunningProcess;
   let cli: Record<string, string>;
-  const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
+  let dropDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const sql = admin();
-    await sql.unsafe(`create database ${database}`);
-    await sql.end();
-    const databaseUrl = new URL(DATABASE_URL!);
-    databaseUrl.pathname = `/${database}`;
+    const fresh = await freshPostgresUrl();
+    dropDatabase = fresh.drop;
     const env = {
-      DATABASE_URL: databaseUrl.toString(),
+      DATABASE_URL: fresh.url,
       REDIS_URL: REDIS_URL!,
       REDIS_KEY_PREFIX: `crmfaultsvc${suffix}:`,
     };
@@ -64,9 +60,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
   afterAll(async () => {
     for (const running of runningServices) await running.stop();
     await toxiproxy?.stop();
-    const sql = admin();
-    await sql.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
-    await sql.end();
+    await dropDatabase?.();
   });
 
   const read = (path: string) =>

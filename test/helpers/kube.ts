@@ -6,6 +6,7 @@
  * Everything lives in a temporary folder and on ports chosen here.
  */
 import { freePort } from "./ports.ts";
+import { runCommand } from "./process.ts";
 import { tool } from "./tools.ts";
 
 export const KUBE_TOOLS = [
@@ -26,33 +27,6 @@ export interface ControlPlane {
 }
 
 const FIXTURES = new URL("../fixtures/kwok/", import.meta.url).pathname;
-
-async function run(
-  command: string,
-  args: string[],
-  env: Record<string, string> = {},
-  input?: string,
-) {
-  const child = new Deno.Command(command, {
-    args,
-    env,
-    stdin: input === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (input !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-  }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
@@ -128,9 +102,16 @@ export async function startControlPlane(): Promise<ControlPlane> {
       "--log-level",
       "error",
     ]);
-    const key = await run("openssl", ["genrsa", "-out", `${dir}/sa.key`, "2048"]);
+    const key = await runCommand("openssl", ["genrsa", "-out", `${dir}/sa.key`, "2048"]);
     if (key.code !== 0) throw new Error(`openssl: ${key.stderr}`);
-    await run("openssl", ["rsa", "-in", `${dir}/sa.key`, "-pubout", "-out", `${dir}/sa.pub`]);
+    await runCommand("openssl", [
+      "rsa",
+      "-in",
+      `${dir}/sa.key`,
+      "-pubout",
+      "-out",
+      `${dir}/sa.pub`,
+    ]);
     const token = crypto.randomUUID();
     await Deno.writeTextFile(`${dir}/tokens.csv`, `${token},admin,admin,system:masters\n`);
     spawn("kube-apiserver", [
@@ -167,7 +148,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
       }),
     );
     const kubectl = async (args: string[], input?: string) => {
-      const out = await run(bin.kubectl, ["--kubeconfig", kubeconfig, ...args], {}, input);
+      const out = await runCommand(bin.kubectl, ["--kubeconfig", kubeconfig, ...args], { input });
       if (out.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${out.stderr}`);
       return out.stdout;
     };

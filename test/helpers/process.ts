@@ -8,17 +8,36 @@ export interface TaskResult {
   stderr: string;
 }
 
-export async function runTask(
+export function runTask(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<TaskResult> {
-  const output = await new Deno.Command("deno", {
-    args: ["task", "-q", ...args],
+  return runCommand("deno", ["task", "-q", ...args], { env: { LOG_LEVEL: "error", ...env } });
+}
+
+/**
+ * Runs any command from the repository's root to its end, with text on
+ * stdin when given; resolves with its exit code and what it printed.
+ */
+export async function runCommand(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<TaskResult> {
+  const child = new Deno.Command(command, {
+    args,
     cwd: ROOT,
-    env: { LOG_LEVEL: "error", ...env },
+    env: options.env,
+    stdin: options.input === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  if (options.input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.input));
+    await writer.close();
+  }
+  const output = await child.output();
   const decoder = new TextDecoder();
   return {
     code: output.code,

@@ -62,16 +62,13 @@ function traceCommands(redis: Redis, url: URL): void {
   };
   redis.sendCommand = ((command, stream) => {
     const name = command.name.toUpperCase();
-    let sent: ReturnType<typeof send> | undefined;
+    // The span covers the command from its write to its reply.
     void inSpan(name, SpanKind.CLIENT, {
       "db.system": "redis",
       "db.system.name": "redis",
       "db.operation.name": name,
       ...endpoint,
-    }, () => {
-      sent = send(command, stream);
-      return command.promise;
-    }).catch(() => {/* the caller sees the failure through its own promise */});
-    return sent as ReturnType<typeof send>;
+    }, () => command.promise).catch(() => {/* the caller sees the failure itself */});
+    return send(command, stream);
   }) as typeof redis.sendCommand;
 }

@@ -56,6 +56,26 @@ export function recordFailure(span: Span | undefined, error: unknown): void {
 }
 
 /**
+ * Runs fn as the span's work: the span ends when fn settles and is marked
+ * failed when fn throws and `failed` says the error is a failure (every
+ * error unless told otherwise).
+ */
+export async function spanWork<T>(
+  span: Span,
+  fn: () => Promise<T>,
+  failed: (error: unknown) => boolean = () => true,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (failed(error)) recordFailure(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
  * Runs fn in a child span of the active one, ending it when fn settles. With
  * tracing off, or with no request span to hang it under, fn just runs: a span
  * without a parent would be an orphan trace of one statement.
@@ -66,24 +86,14 @@ export function inSpan<T>(
   attributes: Attributes,
   fn: () => Promise<T>,
 ): Promise<T> {
-  if (!TRACING || !trace.getActiveSpan()?.isRecording()) return fn();
-  return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
-    try {
-      return await fn();
-    } catch (error) {
-      recordFailure(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  if (!activeSpan()) return fn();
+  return tracer.startActiveSpan(name, { kind, attributes }, (span) => spanWork(span, fn));
 }
 
 /** A link to the span of the request being served, for work that serves many. */
 export function currentLink(): Link | undefined {
-  if (!TRACING) return undefined;
-  const span = trace.getActiveSpan();
-  return span?.isRecording() ? { context: span.spanContext() } : undefined;
+  const span = activeSpan();
+  return span && { context: span.spanContext() };
 }
 
 /**
@@ -104,16 +114,7 @@ export function sharedWork<T>(
       tracer.startActiveSpan(
         name,
         { kind: SpanKind.INTERNAL, links: present, attributes, root: true },
-        async (span) => {
-          try {
-            return await fn();
-          } catch (error) {
-            recordFailure(span, error);
-            throw error;
-          } finally {
-            span.end();
-          }
-        },
+        (span) => spanWork(span, fn),
       ))
   );
 }

@@ -11,8 +11,9 @@ import {
   extractFromHeaders,
   injectIntoHeaders,
   meter,
-  recordFailure,
+  type Span,
   SpanKind,
+  spanWork,
   tracer,
   TRACING,
 } from "../telemetry.ts";
@@ -37,6 +38,28 @@ const rpcDuration = meter.createHistogram("rpc.server.duration", {
   advice: { explicitBucketBoundaries: [0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000] },
 });
 
+/** The rpc.* attributes of a call, on its spans and its duration. */
+function rpcAttributes(request: { service: { typeName: string }; method: { name: string } }) {
+  return {
+    "rpc.system": "connect_rpc",
+    "rpc.service": request.service.typeName,
+    "rpc.method": request.method.name,
+  };
+}
+
+/**
+ * What an RPC span records of an error: its Connect code always, a failure
+ * only for server faults (a refused input is the service doing its job).
+ */
+function rpcFailure(span: Span): (error: unknown) => boolean {
+  return (error) => {
+    if (error instanceof ConnectError) {
+      span.setAttribute("rpc.connect_rpc.error_code", Code[error.code]);
+    }
+    return isServerFault(error);
+  };
+}
+
 /** Whether an error is the server's fault rather than a refusal of the caller's input. */
 function isServerFault(error: unknown): boolean {
   if (!(error instanceof ConnectError)) return true;
@@ -53,38 +76,20 @@ function isServerFault(error: unknown): boolean {
  */
 function serverTelemetryInterceptor(): Interceptor {
   return (next) => async (request) => {
-    const service = request.service.typeName;
-    const method = request.method.name;
+    const attributes = rpcAttributes(request);
     const started = performance.now();
     let code = "OK";
     try {
       if (!TRACING) return await next(request);
       const parent = extractFromHeaders(request.header);
       return await tracer.startActiveSpan(
-        `${service}/${method}`,
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            "rpc.system": "connect_rpc",
-            "rpc.service": service,
-            "rpc.method": method,
-          },
-        },
+        `${attributes["rpc.service"]}/${attributes["rpc.method"]}`,
+        { kind: SpanKind.SERVER, attributes },
         parent,
         async (span) => {
           const message = request.stream ? undefined : request.message as { siteId?: unknown };
           if (typeof message?.siteId === "string") annotateSite(message.siteId, span);
-          try {
-            return await next(request);
-          } catch (error) {
-            if (error instanceof ConnectError) {
-              span.setAttribute("rpc.connect_rpc.error_code", Code[error.code]);
-            }
-            if (isServerFault(error)) recordFailure(span, error);
-            throw error;
-          } finally {
-            span.end();
-          }
+          return spanWork(span, () => next(request), rpcFailure(span));
         },
       );
     } catch (error) {
@@ -92,9 +97,7 @@ function serverTelemetryInterceptor(): Interceptor {
       throw error;
     } finally {
       rpcDuration.record(performance.now() - started, {
-        "rpc.system": "connect_rpc",
-        "rpc.service": service,
-        "rpc.method": method,
+        ...attributes,
         "rpc.connect_rpc.error_code": code,
       });
     }
@@ -190,33 +193,20 @@ function clientRequestInterceptor(): Interceptor {
     const requestId = currentRequestId();
     if (requestId) request.header.set(REQUEST_ID_HEADER, requestId);
     if (!TRACING) return await next(request);
-    const service = request.service.typeName;
-    const method = request.method.name;
+    const attributes = rpcAttributes(request);
     const url = URL.parse(request.url);
     return await tracer.startActiveSpan(
-      `${service}/${method}`,
+      `${attributes["rpc.service"]}/${attributes["rpc.method"]}`,
       {
         kind: SpanKind.CLIENT,
         attributes: {
-          "rpc.system": "connect_rpc",
-          "rpc.service": service,
-          "rpc.method": method,
+          ...attributes,
           ...(url ? { "server.address": url.hostname, "server.port": Number(url.port) } : {}),
         },
       },
       async (span) => {
         injectIntoHeaders(request.header);
-        try {
-          return await next(request);
-        } catch (error) {
-          if (error instanceof ConnectError) {
-            span.setAttribute("rpc.connect_rpc.error_code", Code[error.code]);
-          }
-          if (isServerFault(error)) recordFailure(span, error);
-          throw error;
-        } finally {
-          span.end();
-        }
+        return spanWork(span, () => next(request), rpcFailure(span));
       },
     );
   };

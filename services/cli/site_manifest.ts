@@ -77,7 +77,7 @@ export async function importManifest(
 }
 
 /** The manifest's members, and those of its site object, in the order of the contract. */
-const MANIFEST_ORDER = [
+export const MANIFEST_ORDER = [
   "site",
   "siteKeys",
   "secretKeys",

@@ -8,7 +8,9 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { METRIC_NAMES, parseQuery, QueryError } from "../../services/ingest/stats/query.ts";
 import { ManifestError, validateManifest } from "../../services/lib/manifest/validate.ts";
-import { eventOf, pageViewOf } from "../../services/gateway/ingest_body.ts";
+import { EVENT_KEYS, eventOf, pageViewOf } from "../../services/gateway/ingest_body.ts";
+import { QUERY_FIELDS } from "../../services/lib/stats/names.ts";
+import { MANIFEST_ORDER } from "../../services/cli/site_manifest.ts";
 import { parseEventBody } from "../../services/ingest/event_body.ts";
 import { RefusedError } from "../../services/ingest/body_fields.ts";
 import { clientIp, normalizeIp, truncateIp } from "../../services/lib/ip.ts";
@@ -37,19 +39,8 @@ function onlyRefuses(fn: () => unknown, ...allowed: (new (...args: never[]) => E
 
 describe("parsers under fuzzing", () => {
   it("the reports query accepts or refuses with invalid_query, and what it accepts keeps the rules", () => {
-    const keys = [
-      "metrics",
-      "date_range",
-      "dimensions",
-      "filters",
-      "order_by",
-      "include",
-      "limit",
-      "offset",
-      "time_zone",
-    ];
     fc.assert(
-      fc.property(objectsWith(keys), (body) => {
+      fc.property(objectsWith([...QUERY_FIELDS]), (body) => {
         let query;
         try {
           query = parseQuery(body as never);
@@ -83,20 +74,9 @@ describe("parsers under fuzzing", () => {
   });
 
   it("the site manifest validates or refuses with a ManifestError", () => {
-    const keys = [
-      "site",
-      "siteKeys",
-      "secretKeys",
-      "reportKeys",
-      "blog",
-      "pages",
-      "sections",
-      "posts",
-      "eventTypes",
-    ];
     fc.assert(
       fc.property(
-        objectsWith(keys),
+        objectsWith(MANIFEST_ORDER),
         (manifest) => onlyRefuses(() => validateManifest(manifest), ManifestError),
       ),
       RUNS,
@@ -104,26 +84,8 @@ describe("parsers under fuzzing", () => {
   });
 
   it("event bodies map without throwing and parse or refuse with a typed reason", () => {
-    const keys = [
-      "name",
-      "n",
-      "event_id",
-      "id",
-      "visitor_id",
-      "vid",
-      "session_id",
-      "sid",
-      "params",
-      "p",
-      "value",
-      "val",
-      "currency",
-      "cur",
-      "url",
-      "u",
-    ];
     fc.assert(
-      fc.property(objectsWith(keys), (body) => {
+      fc.property(objectsWith(Object.values(EVENT_KEYS).flat()), (body) => {
         const event = eventOf(body);
         let input;
         try {

@@ -86,7 +86,7 @@ function serverTelemetryInterceptor(): Interceptor {
         `${attributes["rpc.service"]}/${attributes["rpc.method"]}`,
         { kind: SpanKind.SERVER, attributes },
         parent,
-        async (span) => {
+        (span) => {
           const message = request.stream ? undefined : request.message as { siteId?: unknown };
           if (typeof message?.siteId === "string") annotateSite(message.siteId, span);
           return spanWork(span, () => next(request), rpcFailure(span));
@@ -204,7 +204,7 @@ function clientRequestInterceptor(): Interceptor {
           ...(url ? { "server.address": url.hostname, "server.port": Number(url.port) } : {}),
         },
       },
-      async (span) => {
+      (span) => {
         injectIntoHeaders(request.header);
         return spanWork(span, () => next(request), rpcFailure(span));
       },

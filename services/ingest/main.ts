@@ -18,7 +18,7 @@ import type { WriteItem, WriteResult } from "./rows.ts";
 import { writeGroup } from "./writer.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsHandlers } from "./stats/service.ts";
-import { referenceEngine } from "./stats/reference.ts";
+import { derivedEngine } from "./stats/derived_engine.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** Most items in one transaction, however many batches wait. */
@@ -37,9 +37,12 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function groupCommitFor(db: Database): GroupCommit<WriteItem, WriteResult> {
+export function groupCommitFor(
+  db: Database,
+  statsUpkeep = true,
+): GroupCommit<WriteItem, WriteResult> {
   return new GroupCommit<WriteItem, WriteResult>(
-    (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items))),
+    (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items, statsUpkeep))),
     // PGlite is one connection; on Postgres a second transaction overlaps the first's commit.
     { maxConcurrent: db.kind === "pglite" ? 1 : 2, maxItems: MAX_ITEMS_PER_COMMIT },
   );
@@ -64,7 +67,7 @@ export function startIngestService(
         platform.clock,
       );
       const partitions = new Partitions(context.db);
-      const committer = groupCommitFor(context.db);
+      const committer = groupCommitFor(context.db, platform.config.statsUpkeep);
       const log = context.platform.log;
       // Partitions for this month and the next, ahead of need (quietly until migrated).
       const ahead = () =>
@@ -95,7 +98,7 @@ export function startIngestService(
           router.service(
             StatsService,
             statsHandlers({
-              engine: referenceEngine(context.db),
+              engine: derivedEngine(context.db),
               siteTimeZone: (siteId) => store.siteTimeZone(siteId),
               now: () => platform.clock.now(),
             }),

@@ -50,6 +50,12 @@ export interface Config {
   contentCdnMaxAgeS: number;
   limits: RateLimits;
   logLevel: LogLevel;
+  /**
+   * False (STATS_UPKEEP=off) stops the writer keeping the reports' derived
+   * tables; for the ingest benchmark only, to measure their cost: reports
+   * are wrong until `admin stats rebuild`.
+   */
+  statsUpkeep: boolean;
 }
 
 export interface IngestBatchSettings {
@@ -141,6 +147,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
       statsPerKey: integer(env, "RATE_LIMIT_STATS_PER_KEY", 600, 1, 1e9),
     },
     logLevel,
+    statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
   };
 }
 

@@ -228,9 +228,11 @@ export async function recomputeVisits(
   affectedSql: string,
   params: Param[],
 ): Promise<void> {
-  await tx.exec("drop table if exists pg_temp.recompute_visits");
+  await tx.exec(`drop table if exists pg_temp.recompute_visits;
+    create temp table recompute_visits
+      (site_id text, visit_key text, first_seen timestamptz, last_seen timestamptz)`);
   await tx.query(
-    `create temp table recompute_visits as
+    `insert into pg_temp.recompute_visits
        select v.site_id, v.visit_key, v.first_seen, v.last_seen
          from ingest.visits v join (${affectedSql}) a using (site_id, visit_key)`,
     params,
@@ -260,9 +262,10 @@ export async function recomputeVisits(
   await tx.exec("drop table pg_temp.recompute_visits");
 }
 
-/** Removes the rows of `rowsSql` (ROW_COLUMNS, about to be deleted) from the counters. */
+/** Removes the rows of `rowsSql` (ROW_COLUMNS, of one site, about to be deleted) from the counters. */
 export async function subtractCounters(
   tx: Queryable,
+  siteId: string,
   rowsSql: string,
   params: Param[],
 ): Promise<void> {
@@ -281,12 +284,12 @@ export async function subtractCounters(
          from gone g
         where (c.site_id, c.bucket, c.bot, c.kind, c.name, c.currency)
             = (g.site_id, g.bucket, g.bot, g.kind, g.name, g.currency)
-        returning c.site_id, c.bucket, c.bot, c.kind, c.name, c.currency, c.n)
-     delete from ingest.stat_counters c using updated u
-      where u.n = 0 and (c.site_id, c.bucket, c.bot, c.kind, c.name, c.currency)
-          = (u.site_id, u.bucket, u.bot, u.kind, u.name, u.currency)`,
+        returning 1)
+     select count(*) from updated`,
     params,
   );
+  // A second statement: one statement cannot delete the rows its own update changed.
+  await tx.query("delete from ingest.stat_counters where site_id = $1 and n = 0", [siteId]);
 }
 
 /** What a rebuild changed in one table. */
@@ -370,4 +373,61 @@ export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableC
     changes.push({ table, ...row });
   }
   return changes;
+}
+
+/**
+ * After retention deleted page views and events before `cutoff` (leads
+ * stay): their counters go (the cutoff's own bucket is counted again from
+ * the rows left in it), and every visit that began before the cutoff is
+ * recomputed from its rows left (its attribution may now come from a later
+ * page view; a visit with no row left disappears).
+ */
+export async function afterRetention(tx: Queryable, cutoff: string): Promise<void> {
+  const bucket = `${bucket15("$1::text::timestamptz")}`;
+  const pvEvents = `kind in (${KIND.pageview}, ${KIND.event})`;
+  await tx.query(`delete from ingest.stat_counters where ${pvEvents} and bucket <= ${bucket}`, [
+    cutoff,
+  ]);
+  const inBucket =
+    `x.received_at >= ${bucket} and x.received_at < ${bucket} + interval '15 minutes'`;
+  await tx.query(
+    upkeepSql(`${storedRows("pageview", inBucket)} union all ${storedRows("event", inBucket)}`, {
+      counters: TABLES.counters,
+    }),
+    [cutoff],
+  );
+  await recomputeVisits(
+    tx,
+    "select site_id, visit_key from ingest.visits where first_seen < $1::text::timestamptz",
+    [cutoff],
+  );
+}
+
+/**
+ * Before a visitor's rows are deleted: their counters are taken off and the
+ * visits they belong to noted; after, recomputeErased puts those visits
+ * right from the rows left (other visitors' rows of the same sessions).
+ */
+export async function beforeErase(
+  tx: Queryable,
+  siteId: string,
+  visitorId: string,
+  withLeads: boolean,
+): Promise<void> {
+  const own = "x.site_id = $1 and x.visitor_id = $2";
+  const rows = [storedRows("pageview", own), storedRows("event", own)];
+  if (withLeads) rows.push(storedRows("lead", own));
+  const rowsSql = rows.join(" union all ");
+  await subtractCounters(tx, siteId, rowsSql, [siteId, visitorId]);
+  await tx.exec(`drop table if exists pg_temp.erased_visits;
+    create temp table erased_visits (site_id text, visit_key text)`);
+  await tx.query(
+    `insert into pg_temp.erased_visits select distinct site_id, visit_key from (${rowsSql}) d`,
+    [siteId, visitorId],
+  );
+}
+
+export async function recomputeErased(tx: Queryable): Promise<void> {
+  await recomputeVisits(tx, "select site_id, visit_key from pg_temp.erased_visits", []);
+  await tx.exec("drop table pg_temp.erased_visits");
 }

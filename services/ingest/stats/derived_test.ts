@@ -186,7 +186,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
   it("stay equal to the rows after retention, and a rebuild finds nothing to change", async () => {
     const now = Date.parse("2026-11-20T10:07:00Z");
     await runRetention(db, new Partitions(db), 40, now); // cutoff 2026-10-11T10:07Z, mid-bucket
-    const changes = await rebuildSite(db, SITE);
+    const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
     expect(changes.map((c) => [c.added, c.removed, c.changed])).toEqual([[0, 0, 0], [0, 0, 0], [
       0,
       0,

@@ -7,7 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
-import { analyticsManifest, CHROME } from "./helpers/marketing.ts";
+import { analyticsManifest, beacon, CHROME, exported, postEvent } from "./helpers/marketing.ts";
+import { uniqueId } from "./helpers/env.ts";
+import { importManifest } from "../services/cli/site_manifest.ts";
 
 const BOUNDS = {
   HTTP_MAX_HEADERS: "20",
@@ -171,5 +173,65 @@ describe("bounds on time and on requests at once", { timeout: 20_000 }, () => {
     const after = await sys.get("/content/v1/langs");
     expect(after.status).not.toBe(503);
     await after.body?.cancel();
+  });
+});
+
+describe("stored URLs: http, https or a relative path only", () => {
+  it("refuses a page view whose page URL is javascript:, and stores none", async () => {
+    const visitor = uniqueId("js-");
+    const refused = await beacon(sys, "/marketing/view", {
+      v: visitor,
+      s: visitor,
+      u: "javascript:alert(document.cookie)",
+    });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).message).toBe("invalid_body");
+    const kept = await beacon(sys, "/marketing/view", {
+      v: visitor,
+      s: visitor,
+      u: "https://demo.example/ok",
+      r: "javascript:alert(1)",
+    });
+    expect(kept.status).toBeLessThan(300);
+    await kept.body?.cancel();
+    const views = (await exported(sys, "pageviews")).filter((r) => r.visitorId === visitor);
+    expect(views).toHaveLength(1);
+    expect(JSON.stringify(views)).not.toMatch(/javascript/i);
+  });
+
+  it("stores an event whose url is javascript: or data: without that URL", async () => {
+    for (const url of ["javascript:alert(1)", " JaVaScRiPt:alert(1)", "data:text/html,<b>x</b>"]) {
+      const id = uniqueId("ev-");
+      const answer = await postEvent(sys, { name: "note", event_id: id, url });
+      expect(answer.status).toBe(200);
+      await answer.body?.cancel();
+      const rows = (await exported(sys, "events")).filter((e) => e.eventId === id);
+      expect(rows).toHaveLength(1);
+      expect(rows[0].url).toBeNull();
+    }
+  });
+
+  it("refuses a manifest with a javascript: link, and stores nothing of it", async () => {
+    const manifest = await analyticsManifest();
+    manifest.site.id = uniqueId("jsite").toLowerCase();
+    manifest.site.domains = [];
+    manifest.siteKeys = [];
+    manifest.secretKeys = [];
+    manifest.reportKeys = [];
+    // The same manifest with an https link is accepted (a dry run stores nothing)...
+    manifest.pages[0].sections[0].blocks[2].content.url = "https://demo.example/signup";
+    await sys.system.admin.content.importSite({
+      manifestJson: JSON.stringify(manifest),
+      dryRun: true,
+    });
+    // ...and with javascript: content-service refuses it, past the command line's own check.
+    manifest.pages[0].sections[0].blocks[2].content.url = "javascript:alert(1)";
+    const manifestJson = JSON.stringify(manifest);
+    await expect(sys.system.admin.content.importSite({ manifestJson, dryRun: false })).rejects
+      .toThrow(/invalid_manifest/);
+    await expect(importManifest(sys.system.admin, manifestJson)).rejects.toThrow(
+      /must be an http or https URL or a relative path/,
+    );
+    expect((await sys.system.admin.auth.listSites({})).siteIds).not.toContain(manifest.site.id);
   });
 });

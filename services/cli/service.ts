@@ -12,6 +12,7 @@ import { startContentService } from "../content/main.ts";
 import { startIngestService } from "../ingest/main.ts";
 import { startGateway } from "../gateway/main.ts";
 import { fail, runProcess } from "./run_process.ts";
+import { isLoopbackHost } from "../lib/ip.ts";
 
 type Starter = (platform: Platform, listen: ListenOptions) => Promise<RunningService>;
 
@@ -39,6 +40,15 @@ export async function main(args: string[]): Promise<void> {
     serviceName: `crm-${name}`,
     portSettings: name === "gateway" ? "PORT chooses the port" : "GRPC_PORT chooses the port",
     async start(config, processLog) {
+      // Bound to an address others can reach, the admin RPCs (import, keys,
+      // exports, deletion) would be open to anyone on the network. The
+      // gateway serves no admin RPC, so it needs no token.
+      if (name !== "gateway" && !config.adminToken && !isLoopbackHost(config.host)) {
+        fail(
+          `${name} listens on ${config.host}, which other machines can reach: set ADMIN_TOKEN ` +
+            `(every admin call must then carry it), or HOST=127.0.0.1 to listen on this machine only`,
+        );
+      }
       const needs: (keyof Config)[] = name === "gateway" ? ["redisUrl"] : SERVICES[name].needs;
       for (const setting of needs) {
         if (!config[setting]) fail(`${name} needs ${SETTING[setting]}`);

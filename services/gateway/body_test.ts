@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BodyTooLargeError, readLimitedText } from "./body.ts";
+import { BodyTimeoutError, BodyTooLargeError, readLimitedText } from "./body.ts";
 
 const post = (body: BodyInit, headers: Record<string, string> = {}) =>
   new Request("http://x/", { method: "POST", body, headers });
@@ -34,8 +34,35 @@ describe("readLimitedText", () => {
   });
 });
 
+describe("readLimitedText's time limit", () => {
+  it("refuses a body that stalls, and stops reading it", async () => {
+    let cancelled = false;
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("{"));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const request = new Request("http://x/", {
+      method: "POST",
+      body: stalled,
+      headers: { "content-length": "10" },
+    });
+    const started = performance.now();
+    await expect(readLimitedText(request, 8192, 50)).rejects.toBeInstanceOf(BodyTimeoutError);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(cancelled).toBe(true);
+  });
+
+  it("reads a body that arrives within the time", async () => {
+    expect(await readLimitedText(post("quick"), 100, 1000)).toBe("quick");
+  });
+});
+
 describe("readLimitedText with a declared length", () => {
-  it("reads the body natively", async () => {
+  it("reads a body of declared length", async () => {
     const body = JSON.stringify({ a: "ü".repeat(10) });
     const request = new Request("http://x/", {
       method: "POST",

@@ -72,6 +72,11 @@ function contentRoutes(content: Client<typeof ContentService>) {
   ];
 }
 
+/** Every content route's pattern, for tests that must cover each (the fetches are never called). */
+export const CONTENT_ROUTE_PATTERNS: readonly string[] = contentRoutes(
+  undefined as unknown as Client<typeof ContentService>,
+).map((r) => r.pattern);
+
 export function contentApi(options: ContentApiOptions): Handler {
   const table = contentRoutes(options.content);
   const now = () => options.clock.now();

@@ -10,6 +10,8 @@ export interface RequestContext {
   /** Client IP after TRUST_PROXY is applied. */
   ip: string;
   requestId: string;
+  /** The client connection (socket address and port), for per-connection bounds. */
+  connection: string;
   /** Route pattern, once a route matched; for logs and traces. */
   route?: string;
   /** The site the request was authenticated for, once known; for traces. */

@@ -94,7 +94,7 @@ export async function startGateway(
     : new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
-  const answers = new ResponseCache(bus, clock);
+  const answers = new ResponseCache(bus, clock, config.responseCacheMaxBytes);
   const handler = gatewayHandler({
     config,
     log,
@@ -113,8 +113,22 @@ export async function startGateway(
       }),
       widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
-      marketing: marketingApi({ batcher, callers, limiter, log, clock }),
-      stats: statsApi({ stats, callers, limiter, log, clock }),
+      marketing: marketingApi({
+        batcher,
+        callers,
+        limiter,
+        log,
+        clock,
+        bodyTimeoutMs: config.http.bodyTimeoutMs,
+      }),
+      stats: statsApi({
+        stats,
+        callers,
+        limiter,
+        log,
+        clock,
+        bodyTimeoutMs: config.http.bodyTimeoutMs,
+      }),
       dashboard: await dashboardApp(
         await readBuilt(DASHBOARD_SCRIPT, "the dashboard"),
         await readBuilt(DASHBOARD_STYLE, "the dashboard"),

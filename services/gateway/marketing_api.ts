@@ -26,7 +26,13 @@ import { httpErrorOf, httpErrorOfReason } from "./rpc_errors.ts";
 import type { Caller, Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { type Batcher, OverloadedError } from "./batcher.ts";
-import { BodyTooLargeError, parseJson, readLimitedText } from "./body.ts";
+import {
+  bodyTimeout,
+  BodyTimeoutError,
+  BodyTooLargeError,
+  parseJson,
+  readLimitedText,
+} from "./body.ts";
 import { type BodyKind, ingestBodyOf } from "./ingest_body.ts";
 import { isJsonObject } from "../lib/json.ts";
 
@@ -54,6 +60,8 @@ export interface MarketingApiOptions {
   limiter: RateLimiter;
   log: Logger;
   clock: Clock;
+  /** HTTP_BODY_TIMEOUT_MS: the longest a body may take to arrive. */
+  bodyTimeoutMs?: number;
 }
 
 /** The page's origin: the Origin header, else the origin of the Referer header. */
@@ -119,9 +127,10 @@ export function marketingApi(options: MarketingApiOptions): Handler {
     }
     let body: string;
     try {
-      body = await readLimitedText(request, BODY_LIMIT);
+      body = await readLimitedText(request, BODY_LIMIT, options.bodyTimeoutMs);
     } catch (thrown) {
       if (thrown instanceof BodyTooLargeError) return error(413, { message: "payload_too_large" });
+      if (thrown instanceof BodyTimeoutError) return bodyTimeout(error);
       // The client went away or cut its upload short: its fault, not a service's.
       return error(400, {
         message: "invalid_body",

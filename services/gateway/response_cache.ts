@@ -18,15 +18,29 @@ export interface CachedAnswer {
 }
 
 const MAX_ANSWERS = 20_000;
+/** The default byte budget (RESPONSE_CACHE_MAX_BYTES). */
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+/** Bookkeeping per kept answer beyond its body, key and ETag (objects, map slot); an estimate. */
+const ENTRY_OVERHEAD = 200;
+
+/** What one kept answer costs in memory, as the byte budget counts it. */
+export function answerBytes(key: string, answer: CachedAnswer | undefined): number {
+  // Keys and ETags are JavaScript strings: two bytes a character at most.
+  return ENTRY_OVERHEAD + key.length * 2 +
+    (answer ? answer.body.byteLength + answer.etag.length * 2 : 0);
+}
 
 export class ResponseCache {
   #answers: Cache<CachedAnswer>;
 
-  constructor(bus: Bus, clock: Clock) {
+  /** maxBytes bounds the bodies kept, so a few large answers cannot grow memory without end. */
+  constructor(bus: Bus, clock: Clock, maxBytes: number = DEFAULT_CACHE_BYTES) {
     // Every answer carries its own deadline; errors are never kept.
     this.#answers = new Cache<CachedAnswer>({
       name: "gateway.responses",
       maxEntries: MAX_ANSWERS,
+      maxBytes,
+      sizeOf: answerBytes,
       clock,
       ttlMs: 0,
     });
@@ -39,6 +53,16 @@ export class ResponseCache {
 
   close(): void {
     this.#answers.close();
+  }
+
+  /** Bytes held, as answerBytes counts them. */
+  get bytes(): number {
+    return this.#answers.bytes;
+  }
+
+  /** Answers held. */
+  get size(): number {
+    return this.#answers.size;
   }
 
   /** Cache key: site, path and the query without the key parameter, sorted by name. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLocalBus } from "../lib/bus.ts";
 import { ManualClock } from "../lib/clock.ts";
-import { type CachedAnswer, ResponseCache } from "./response_cache.ts";
+import { answerBytes, type CachedAnswer, ResponseCache } from "./response_cache.ts";
 
 const clock = new ManualClock();
 
@@ -62,5 +62,16 @@ describe("ResponseCache", () => {
     expect(await kept(cache, "k")).toBeDefined();
     clock.advance(1);
     expect(await kept(cache, "k")).toBeUndefined();
+  });
+
+  it("keeps answers within its byte budget, dropping the least recently used", async () => {
+    const big = (): CachedAnswer => ({ ...answer(), body: new Uint8Array(1000) });
+    const budget = 3 * answerBytes("k0", big()) + 10;
+    const cache = new ResponseCache(createLocalBus(), clock, budget);
+    for (let i = 0; i < 10; i++) await cache.get(`k${i}`, () => Promise.resolve(big()));
+    expect(cache.size).toBe(3);
+    expect(cache.bytes).toBeLessThanOrEqual(budget);
+    expect(await kept(cache, "k9")).toBeDefined();
+    expect(await kept(cache, "k0")).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@ import { accessLog, errorBoundary, requestIdHeader, retryAfter, telemetry } from
 import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
 import { clientIp } from "../lib/ip.ts";
 import { type HealthClients, healthz, livez } from "./health.ts";
+import { requestLimits } from "./limits.ts";
 
 export interface GatewayRoutes {
   /** Every request under /content/. */
@@ -56,7 +57,14 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     });
   };
   const chain = compose(
-    [telemetry, errorBoundary(log), accessLog(log), requestIdHeader, retryAfter],
+    [
+      telemetry,
+      errorBoundary(log),
+      accessLog(log),
+      requestIdHeader,
+      retryAfter,
+      requestLimits(config.http),
+    ],
     dispatch,
   );
   return (request, info) => {
@@ -69,6 +77,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
         config.trustProxy,
       ),
       requestId: acceptRequestId(request.headers.get("x-request-id")),
+      connection: `${info.remoteAddr.hostname}:${info.remoteAddr.port}`,
       startedAt: performance.now(),
     };
     return inRequest(ctx.requestId, () => Promise.resolve(chain(ctx)));

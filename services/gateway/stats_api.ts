@@ -15,7 +15,13 @@ import { withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
-import { BodyTooLargeError, parseJson, readLimitedText } from "./body.ts";
+import {
+  bodyTimeout,
+  BodyTimeoutError,
+  BodyTooLargeError,
+  parseJson,
+  readLimitedText,
+} from "./body.ts";
 import { isJsonObject } from "../lib/json.ts";
 
 export const STATS_PATH = "/stats/v1/query";
@@ -31,6 +37,8 @@ export interface StatsApiOptions {
   limiter: RateLimiter;
   log: Logger;
   clock: Clock;
+  /** HTTP_BODY_TIMEOUT_MS: the longest a body may take to arrive. */
+  bodyTimeoutMs?: number;
 }
 
 export function statsApi(options: StatsApiOptions): Handler {
@@ -76,11 +84,12 @@ export function statsApi(options: StatsApiOptions): Handler {
       }
       let text: string;
       try {
-        text = await readLimitedText(request, STATS_BODY_LIMIT);
+        text = await readLimitedText(request, STATS_BODY_LIMIT, options.bodyTimeoutMs);
       } catch (thrown) {
         if (thrown instanceof BodyTooLargeError) {
           return error(413, { message: "payload_too_large" });
         }
+        if (thrown instanceof BodyTimeoutError) return bodyTimeout(error);
         return error(400, {
           message: "invalid_body",
           problem: "the body could not be read to its end",

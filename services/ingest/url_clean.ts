@@ -6,6 +6,8 @@
  * pieces stay as sent; the rest is normalised by the WHATWG URL parser.
  */
 
+import { isStorableUrl } from "../lib/url_scheme.ts";
+
 /** Parameter names removed from every stored URL (compared without case). */
 export const SENSITIVE_PARAMS: ReadonlySet<string> = new Set([
   "token",
@@ -78,15 +80,17 @@ export function cleanQuery(search: string): string {
 }
 
 const RELATIVE_BASE = "http://relative.invalid";
+const RELATIVE_ORIGIN = new URL(RELATIVE_BASE).origin;
 
 /**
- * The URL as it may be stored, or null when it is not a URL at all. Absolute
- * URLs of any scheme are cleaned; a relative one (a server event's "/checkout")
- * is cleaned and stays relative.
+ * The URL as it may be stored, or null when it is not a URL at all or not one
+ * that may be stored: only http and https URLs are cleaned and kept, and a
+ * relative one (a server event's "/checkout") is cleaned and stays relative;
+ * `javascript:`, `data:`, an app's `android-app:` and the like are dropped.
  */
 export function cleanUrl(raw: string): string | null {
   const text = raw.trim();
-  if (text === "") return null;
+  if (text === "" || !isStorableUrl(text)) return null;
   let url: URL;
   let relative = false;
   try {
@@ -99,6 +103,8 @@ export function cleanUrl(raw: string): string | null {
       return null;
     }
   }
+  // A relative reference stays on the stand-in origin; anything else is not a path.
+  if (relative && url.origin !== RELATIVE_ORIGIN) return null;
   const query = cleanQuery(url.search);
   url.hash = "";
   url.search = "";

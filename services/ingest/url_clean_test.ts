@@ -2,6 +2,22 @@ import { describe, expect, it } from "vitest";
 import { campaignOf, cleanQuery, cleanUrl, hasCampaign, isSensitiveParam } from "./url_clean.ts";
 
 describe("cleanUrl", () => {
+  it("never keeps a javascript:, data: or other non-http URL, nor a scheme-relative one", () => {
+    for (
+      const url of [
+        "javascript:alert(document.cookie)",
+        "  JavaScript:alert(1)",
+        "java\tscript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:x",
+        "file:///etc/passwd",
+        "//evil.example/x?a=1",
+      ]
+    ) expect(cleanUrl(url), JSON.stringify(url)).toBeNull();
+    expect(cleanUrl("/a?b=1")).toBe("/a?b=1");
+    expect(cleanUrl("https://a.example/")).toBe("https://a.example/");
+  });
+
   it("drops the fragment and every listed parameter, keeping the rest as sent", () => {
     expect(
       cleanUrl(
@@ -57,9 +73,8 @@ describe("cleanUrl", () => {
   it("cleans relative URLs and keeps them relative; refuses nothing that parses", () => {
     expect(cleanUrl("/checkout?step=2&otp=123456#pay")).toBe("/checkout?step=2");
     expect(cleanUrl("")).toBeNull();
-    expect(cleanUrl("android-app://com.google.android.gm/")).toBe(
-      "android-app://com.google.android.gm/",
-    );
+    // Only http, https and relative URLs are stored: an app referrer is classified, then dropped.
+    expect(cleanUrl("android-app://com.google.android.gm/")).toBeNull();
   });
 
   it("tells sensitive names apart", () => {

@@ -7,7 +7,8 @@
  * - negative entries: a load may find that there is no such thing
  *   (`value: undefined`), and that answer is kept too, for `missTtlMs`, so a
  *   flood of unknown keys costs one load per key, not one per request;
- * - a bound: at most `maxEntries`, the least recently used going first;
+ * - a bound: at most `maxEntries`, and with `maxBytes` at most that many bytes
+ *   as `sizeOf` measures them, the least recently used going first;
  * - expiry by the injected clock: `ttlMs`, or the deadline a load gives;
  * - invalidation: `delete`, `deleteWhere`, or a bus topic (`invalidateOn`),
  *   which reaches every replica when the bus runs over Redis. A load that was
@@ -27,7 +28,7 @@ const lookups = meter.createCounter("crm.cache.lookups", {
   unit: "{lookup}",
 });
 
-export interface CacheOptions {
+export interface CacheOptions<V = unknown> {
   /** Most entries kept; when full, the least recently used one goes. */
   maxEntries: number;
   clock: Clock;
@@ -37,6 +38,13 @@ export interface CacheOptions {
   missTtlMs?: number;
   /** The cache's name in the crm.cache.lookups metric, e.g. "gateway.responses". */
   name?: string;
+  /**
+   * Most bytes kept, as sizeOf counts them; when over, the least recently used
+   * entries go. A value larger than this alone is not kept at all.
+   */
+  maxBytes?: number;
+  /** The bytes an entry holds (its key included); needed with maxBytes. */
+  sizeOf?: (key: string, value: V | undefined) => number;
 }
 
 /** What a load found: a value, or undefined for "there is none". */
@@ -49,6 +57,8 @@ export interface Loaded<V> {
 interface Entry<V> {
   value: V | undefined;
   until: number;
+  /** What sizeOf said when it was stored (0 without maxBytes). */
+  bytes: number;
 }
 
 interface Flight<V> {
@@ -60,13 +70,14 @@ interface Flight<V> {
 export class Cache<V> {
   #entries = new Map<string, Entry<V>>();
   #loading = new Map<string, Flight<V>>();
-  #options: Required<Omit<CacheOptions, "name">>;
+  #options: CacheOptions<V> & { missTtlMs: number };
+  #bytes = 0;
   #subscriptions: (() => void)[] = [];
   #hit: { "crm.cache.name": string; "crm.cache.result": string };
   #miss: { "crm.cache.name": string; "crm.cache.result": string };
   #shared: { "crm.cache.name": string; "crm.cache.result": string };
 
-  constructor(options: CacheOptions) {
+  constructor(options: CacheOptions<V>) {
     this.#options = { ...options, missTtlMs: options.missTtlMs ?? options.ttlMs };
     const name = options.name ?? "unnamed";
     this.#hit = { "crm.cache.name": name, "crm.cache.result": "hit" };
@@ -76,6 +87,19 @@ export class Cache<V> {
 
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** Bytes held, as sizeOf counts them (0 without maxBytes). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Forgets one stored entry and its bytes (not a load under way). */
+  #drop(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#bytes -= entry.bytes;
+    this.#entries.delete(key);
   }
 
   /** The cached answer for key, or the answer of load (shared with concurrent callers). */
@@ -89,7 +113,7 @@ export class Cache<V> {
         lookups.add(1, this.#hit);
         return Promise.resolve(entry.value);
       }
-      this.#entries.delete(key);
+      this.#drop(key);
     }
     const pending = this.#loading.get(key);
     if (pending) {
@@ -114,20 +138,26 @@ export class Cache<V> {
   }
 
   #store(key: string, loaded: Loaded<V>) {
-    const { clock, ttlMs, missTtlMs, maxEntries } = this.#options;
+    const { clock, ttlMs, missTtlMs, maxEntries, maxBytes, sizeOf } = this.#options;
     const now = clock.now();
     const until = loaded.until ?? now + (loaded.value === undefined ? missTtlMs : ttlMs);
-    this.#entries.delete(key);
+    this.#drop(key);
     if (until <= now) return;
-    this.#entries.set(key, { value: loaded.value, until });
-    if (this.#entries.size > maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value!);
+    const bytes = maxBytes !== undefined && sizeOf ? sizeOf(key, loaded.value) : 0;
+    // One answer larger than the whole budget would empty the cache for nothing.
+    if (maxBytes !== undefined && bytes > maxBytes) return;
+    this.#entries.set(key, { value: loaded.value, until, bytes });
+    this.#bytes += bytes;
+    while (
+      this.#entries.size > maxEntries || (maxBytes !== undefined && this.#bytes > maxBytes)
+    ) {
+      this.#drop(this.#entries.keys().next().value!);
     }
   }
 
   /** Forgets key, and keeps no answer of a load of it that is under way. */
   delete(key: string): void {
-    this.#entries.delete(key);
+    this.#drop(key);
     const flight = this.#loading.get(key);
     if (flight) {
       flight.keep = false;

@@ -124,6 +124,43 @@ describe("Cache", () => {
     expect(load.calls).toBe(4);
   });
 
+  it("holds at most maxBytes as sizeOf counts them, dropping the least recently used", async () => {
+    const cache = new Cache<string>({
+      maxEntries: 100,
+      maxBytes: 10,
+      sizeOf: (_key, value) => value?.length ?? 0,
+      clock: new ManualClock(),
+      ttlMs: 1000,
+    });
+    const loads: string[] = [];
+    const load = (value: string) => () => {
+      loads.push(value);
+      return Promise.resolve({ value });
+    };
+    await cache.get("a", load("aaaa"));
+    await cache.get("b", load("bbbb"));
+    expect(cache.bytes).toBe(8);
+    await cache.get("a", load("aaaa")); // a is now the most recently used
+    await cache.get("c", load("cccc")); // 12 bytes: b goes
+    expect(cache.bytes).toBe(8);
+    expect(cache.size).toBe(2);
+    await cache.get("a", load("aaaa"));
+    await cache.get("c", load("cccc"));
+    expect(loads).toEqual(["aaaa", "bbbb", "cccc"]);
+    await cache.get("b", load("bbbb"));
+    expect(loads).toEqual(["aaaa", "bbbb", "cccc", "bbbb"]);
+    // A value larger than the whole budget is answered but not kept, and evicts nothing.
+    expect(await cache.get("huge", load("x".repeat(11)))).toBe("x".repeat(11));
+    expect(cache.bytes).toBe(8);
+    await cache.get("huge", load("x".repeat(11)));
+    expect(loads.filter((v) => v.length === 11)).toHaveLength(2);
+    // Forgetting an entry gives its bytes back.
+    cache.delete("b");
+    expect(cache.bytes).toBe(4);
+    cache.clear();
+    expect(cache.bytes).toBe(0);
+  });
+
   it("drops what a bus message names, and a load under way is not kept", async () => {
     const bus = createLocalBus();
     const cache = new Cache<string>({ maxEntries: 10, clock: new ManualClock(), ttlMs: 60_000 });

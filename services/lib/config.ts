@@ -49,6 +49,10 @@ export interface Config {
   /** Seconds a CDN may keep a content response (s-maxage). */
   contentCdnMaxAgeS: number;
   limits: RateLimits;
+  /** What the gateway holds per request and at once. */
+  http: HttpLimits;
+  /** Bytes of rendered content answers the gateway keeps in memory. */
+  responseCacheMaxBytes: number;
   logLevel: LogLevel;
   /**
    * False (STATS_UPKEEP=off) stops the writer keeping the reports' derived
@@ -56,6 +60,26 @@ export interface Config {
    * are wrong until `admin stats rebuild`.
    */
   statsUpkeep: boolean;
+}
+
+/**
+ * Bounds on what one request may make the gateway hold. Each is below the
+ * HTTP server's own (which answers a bare 400 without a JSON body), so a
+ * client sees the documented JSON error.
+ */
+export interface HttpLimits {
+  /** Most request header fields. */
+  maxHeaders: number;
+  /** Most bytes of all header names and values together. */
+  maxHeaderBytes: number;
+  /** Longest path and query, in bytes. */
+  maxUrlBytes: number;
+  /** Longest time to receive a request body, in ms. */
+  bodyTimeoutMs: number;
+  /** Requests handled at once by one gateway; over it 503 overloaded. */
+  maxInFlight: number;
+  /** Requests handled at once on one connection (HTTP/2 streams); over it 503 overloaded. */
+  maxInFlightPerConnection: number;
 }
 
 export interface IngestBatchSettings {
@@ -146,6 +170,24 @@ export function loadConfig(env: Env, mode: RunMode): Config {
       marketingPerSite: integer(env, "RATE_LIMIT_MARKETING_PER_SITE", 6000, 1, 1e9),
       statsPerKey: integer(env, "RATE_LIMIT_STATS_PER_KEY", 600, 1, 1e9),
     },
+    // The maxima stay under Deno's HTTP server's own bounds (128 header fields,
+    // 64 KiB for the request line and headers together, measured on Deno 2.9),
+    // over which it answers a bare 400 before the gateway sees the request.
+    http: {
+      maxHeaders: integer(env, "HTTP_MAX_HEADERS", 100, 1, 120),
+      maxHeaderBytes: integer(env, "HTTP_MAX_HEADER_BYTES", 16384, 1024, 49152),
+      maxUrlBytes: integer(env, "HTTP_MAX_URL_BYTES", 8192, 256, 8192),
+      bodyTimeoutMs: integer(env, "HTTP_BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+      maxInFlight: integer(env, "HTTP_MAX_IN_FLIGHT", 2000, 1, 1_000_000),
+      maxInFlightPerConnection: integer(env, "HTTP_MAX_IN_FLIGHT_PER_CONNECTION", 100, 1, 10_000),
+    },
+    responseCacheMaxBytes: integer(
+      env,
+      "RESPONSE_CACHE_MAX_BYTES",
+      64 * 1024 * 1024,
+      0,
+      16 * 1024 * 1024 * 1024,
+    ),
     logLevel,
     statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
   };

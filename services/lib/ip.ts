@@ -88,3 +88,15 @@ export function truncateIp(ip: string): string | null {
   while (network.length && network[network.length - 1] === 0) network.pop();
   return `${network.map((g) => g.toString(16)).join(":")}::`;
 }
+
+/**
+ * True when a listen address is reachable from this machine only: a
+ * 127.0.0.0/8 address, ::1 (also as ::ffff:127.x) or "localhost".
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = normalizeIp(host.trim());
+  if (h === "localhost") return true;
+  if (IPV4.test(h)) return ipv4Parts(h)?.[0] === 127;
+  const groups = ipv6Groups(h);
+  return groups !== undefined && groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1;
+}

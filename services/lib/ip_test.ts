@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientIp, ipv6Groups, truncateIp } from "./ip.ts";
+import { clientIp, ipv6Groups, isLoopbackHost, truncateIp } from "./ip.ts";
 
 describe("truncateIp", () => {
   it("sets the last number of an IPv4 address to 0", () => {
@@ -51,5 +51,21 @@ describe("clientIp", () => {
   it("normalises IPv4-mapped IPv6 and IPv6 case", () => {
     expect(clientIp("::ffff:127.0.0.1", null, 0)).toBe("127.0.0.1");
     expect(clientIp("10.0.0.9", "2001:DB8::1", 1)).toBe("2001:db8::1");
+  });
+});
+
+describe("isLoopbackHost", () => {
+  it("is true for addresses only this machine reaches", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "0:0:0:0:0:0:0:1", "localhost"]) {
+      expect(isLoopbackHost(host), host).toBe(true);
+    }
+  });
+
+  it("is false for every address others can reach, the wildcard ones included", () => {
+    for (
+      const host of ["0.0.0.0", "::", "10.0.0.5", "192.168.1.1", "::2", "128.0.0.1", "example.com"]
+    ) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
   });
 });

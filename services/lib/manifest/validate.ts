@@ -21,6 +21,7 @@ import {
   SITE_ID,
   SLUG,
 } from "../formats.ts";
+import { isStorableUrl } from "../url_scheme.ts";
 import { isJsonObject, type JsonObject } from "../json.ts";
 import { KEY_HASH, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../keys.ts";
 import type {
@@ -134,6 +135,20 @@ function languageMap(value: unknown, path: string): LanguageMap {
   return out;
 }
 
+const URL_RULE = "must be an http or https URL or a relative path";
+
+/** A URL websites will put into links and images: http, https or a path, never javascript:. */
+function checkUrl(value: unknown, path: string): void {
+  if (typeof value === "string" && !isStorableUrl(value)) fail(path, URL_RULE);
+}
+
+/** A language map of URLs, each checked. */
+function urlMap(value: unknown, path: string): LanguageMap {
+  const map = languageMap(value, path);
+  for (const [code, url] of Object.entries(map)) checkUrl(url, `${path}.${code}`);
+  return map;
+}
+
 function site(value: unknown): SiteDef {
   const s = object(value, "$.site");
   // Checked in the manifest's field order, so the first fault reported is the first in the file.
@@ -198,11 +213,12 @@ function blockValue(
       return languageMap(value, path);
     case "image":
     case "video": {
-      if (multilang) return languageMap(value, path);
+      if (multilang) return urlMap(value, path);
       const media = object(value, path);
       if (media.file !== undefined && media.file !== null && typeof media.file !== "string") {
         fail(`${path}.file`, "must be a URL string");
       }
+      checkUrl(media.file, `${path}.file`);
       return media as Json;
     }
     case "link": {
@@ -212,6 +228,7 @@ function blockValue(
           fail(`${path}.${key}`, "must be a string");
         }
       }
+      checkUrl(link.url, `${path}.url`);
       const out: JsonObject = { ...link };
       if (link.title !== undefined) out.title = languageMap(link.title, `${path}.title`);
       return out as Json;
@@ -309,8 +326,10 @@ function post(value: unknown, path: string): PostDef {
   const author = nullableString(p.author, `${path}.author`);
   const title = languageMap(p.title, `${path}.title`);
   let image: PostDef["image"] = null;
-  if (typeof p.image === "string") image = p.image;
-  else if (p.image !== undefined && p.image !== null) image = languageMap(p.image, `${path}.image`);
+  if (typeof p.image === "string") {
+    checkUrl(p.image, `${path}.image`);
+    image = p.image;
+  } else if (p.image !== undefined && p.image !== null) image = urlMap(p.image, `${path}.image`);
   const body = languageMap(p.body, `${path}.body`);
   return { slug, status, publishedAt, createdAt, author, title, image, body };
 }

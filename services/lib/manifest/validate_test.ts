@@ -95,6 +95,44 @@ describe("validateManifest", () => {
     );
   });
 
+  it("refuses a URL that is not http, https or a relative path, wherever a URL is stored", () => {
+    const rule = "must be an http or https URL or a relative path";
+    const hero = "$.pages[0].sections[0].blocks";
+    for (
+      const bad of [
+        "javascript:alert(1)",
+        " JaVa\tScRiPt:alert(1)",
+        "data:text/html,x",
+        "//evil.example/",
+      ]
+    ) {
+      expect(faultOf((m) => (m.pages[0].sections[0].blocks[2].content.url = bad))).toEqual({
+        path: `${hero}[2].content.url`,
+        problem: rule,
+      });
+      expect(faultOf((m) => (m.pages[0].sections[0].blocks[1].content.file = bad)).path).toBe(
+        `${hero}[1].content.file`,
+      );
+      expect(faultOf((m) => (m.pages[0].sections[0].blocks[3].content.photo.file = bad)).path)
+        .toBe(`${hero}[3].content.photo.file`);
+      expect(faultOf((m) => (m.posts[0].image = bad)).path).toBe("$.posts[0].image");
+      expect(faultOf((m) => (m.posts[0].image = { en: "/a.png", de: bad })).path).toBe(
+        "$.posts[0].image.de",
+      );
+      expect(
+        faultOf((m) => {
+          m.pages[0].sections[0].blocks[1].multilang = true;
+          m.pages[0].sections[0].blocks[1].content = { en: bad };
+        }).path,
+      ).toBe(`${hero}[1].content.en`);
+    }
+    // http, https and paths stay accepted.
+    const ok = clone();
+    ok.pages[0].sections[0].blocks[2].content.url = "https://shop.example/buy?x=1";
+    ok.posts[0].image = "/img/cover.png";
+    expect(() => validateManifest(ok)).not.toThrow();
+  });
+
   it("enforces the counted limits", () => {
     const sixKeys = Array.from({ length: 6 }, (_, i) => "sk_" + String(i).repeat(48));
     expect(faultOf((m) => (m.secretKeys = sixKeys)).path).toBe("$.secretKeys");

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { headRefusal, InFlight } from "./limits.ts";
+
+const LIMITS = { maxHeaders: 3, maxHeaderBytes: 40, maxUrlBytes: 20 };
+
+function refusal(path: string, headers: Record<string, string> = {}) {
+  const request = new Request(`http://h${path}`, { headers });
+  return headRefusal(request, new URL(request.url), LIMITS);
+}
+
+describe("headRefusal", () => {
+  it("lets a head within every bound through, at the bounds included", () => {
+    expect(refusal("/" + "a".repeat(19))).toBeUndefined();
+    expect(refusal("/", { a: "1", b: "2", c: "x".repeat(35) })).toBeUndefined();
+  });
+
+  it("refuses a path and query over maxUrlBytes with 414, counting encoded bytes", async () => {
+    const answer = refusal("/" + "a".repeat(20))!;
+    expect(answer.status).toBe(414);
+    expect(await answer.json()).toEqual({ message: "url_too_long", limit: 20 });
+    // Seven characters, 21 bytes once percent-encoded.
+    expect(refusal("/ééééééé")?.status).toBe(414);
+    expect(refusal("/?q=" + "a".repeat(17))?.status).toBe(414);
+  });
+
+  it("refuses more fields than maxHeaders, or more bytes than maxHeaderBytes, with 431", async () => {
+    const many = refusal("/", { a: "1", b: "2", c: "3", d: "4" })!;
+    expect(many.status).toBe(431);
+    expect((await many.json()).message).toBe("headers_too_large");
+    expect(refusal("/", { a: "x".repeat(40) })?.status).toBe(431);
+  });
+});
+
+describe("InFlight", () => {
+  it("bounds requests in total and per connection, and gives places back", () => {
+    const inFlight = new InFlight({ maxInFlight: 3, maxInFlightPerConnection: 2 });
+    expect(inFlight.enter("a")).toBe(true);
+    expect(inFlight.enter("a")).toBe(true);
+    expect(inFlight.enter("a")).toBe(false); // a's own bound
+    expect(inFlight.enter("b")).toBe(true);
+    expect(inFlight.enter("c")).toBe(false); // the total bound
+    expect(inFlight.total).toBe(3);
+    inFlight.leave("a");
+    expect(inFlight.enter("c")).toBe(true);
+    expect(inFlight.enter("a")).toBe(false);
+    inFlight.leave("a");
+    inFlight.leave("b");
+    inFlight.leave("c");
+    expect(inFlight.total).toBe(0);
+    expect(inFlight.enter("a")).toBe(true);
+    expect(inFlight.enter("a")).toBe(true);
+  });
+});

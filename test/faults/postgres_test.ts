@@ -16,7 +16,7 @@ import {
   startFaultCluster,
   storedCounts,
 } from "../helpers/fault_cluster.ts";
-import { retryingEventLoad } from "../helpers/load.ts";
+import { retryingLoad } from "../helpers/load.ts";
 
 const OUTAGE_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,7 +36,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Postgres faults", () => 
     async () => {
       const postgres = cluster.proxies.postgres!;
       const refusals: Response[] = [];
-      const load = retryingEventLoad(async (eventId) => {
+      const load = retryingLoad(async (eventId) => {
         const answer = await sendEvent(cluster.url, eventId);
         if (answer.status !== 200) refusals.push(answer.clone());
         return answerKey(answer);

@@ -59,13 +59,15 @@ export interface RetryingLoad {
 }
 
 /**
- * Clients that send `signup` events with ids `${run}-0`, `${run}-1`, ... and,
- * as the docs tell clients to, send an event again with the same id after any
- * answer but 200 (a 503, a cut connection), pausing `pauseMs` between tries,
- * until it is acknowledged. `send` makes one try and resolves with the status
- * key (see answerKey) or throws on a network error.
+ * Clients that send requests named `${run}-0`, `${run}-1`, ... (an event with
+ * that event_id, or a read) and, as the docs tell clients to, send one again
+ * with the same id after any answer but 200 (a 503, a cut connection),
+ * pausing `pauseMs` between tries, until it is answered 200. `send` makes one
+ * try and resolves with the answer's key (see answerKey in fault_cluster.ts)
+ * or throws on a network error, which is counted as "network error: " and
+ * its message.
  */
-export function retryingEventLoad(
+export function retryingLoad(
   send: (eventId: string) => Promise<string>,
   run: string,
   options: { senders?: number; pauseMs?: number; giveUpMs?: number } = {},
@@ -96,8 +98,8 @@ export function retryingEventLoad(
         const asked = performance.now();
         try {
           key = await send(id);
-        } catch {
-          key = "network error";
+        } catch (error) {
+          key = `network error: ${networkErrorKind(error)}`;
         }
         const waited = Math.round(performance.now() - asked);
         load.slowest[phase] = Math.max(load.slowest[phase] ?? 0, waited);
@@ -116,4 +118,10 @@ export function retryingEventLoad(
     await done;
   };
   return load;
+}
+
+/** A network error's kind: a refused connection (nothing was sent) or a dropped one. */
+export function networkErrorKind(error: unknown): "refused" | "dropped" {
+  const text = `${(error as Error)?.message} ${(error as Error)?.cause ?? ""}`;
+  return /refused/i.test(text) ? "refused" : "dropped";
 }

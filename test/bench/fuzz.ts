@@ -466,23 +466,60 @@ export function rssMb(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? "0") / 1024);
 }
 
+export interface FuzzTarget {
+  url: string;
+  keys: Keys;
+  /** The process that serves (start.ts itself, not a task runner). */
+  pid: number;
+  storage: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `deno task start` with its demo site in a child process, on a fresh
+ * Postgres database when DATABASE_URL is set (embedded PGlite otherwise),
+ * with rate limits raised so that requests reach the routes behind them.
+ */
+export async function startFuzzTarget(): Promise<FuzzTarget> {
+  const pg = DATABASE_URL ? await freshPostgresUrl() : undefined;
+  const dataDir = await Deno.makeTempDir({ prefix: "crm-fuzz-" });
+  const cleanup = async () => {
+    await pg?.drop();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  };
+  try {
+    const system = await startTask([], {
+      CRM_DATA_DIR: dataDir,
+      DATABASE_URL: pg?.url ?? "",
+      LOG_LEVEL: "error",
+      ...RELAXED_LIMITS,
+    }, { direct: true });
+    return {
+      url: system.url,
+      keys: keysOfBanner(system.banner),
+      pid: system.process.pid,
+      storage: pg ? "a fresh Postgres database (DATABASE_URL)" : "embedded PGlite",
+      async stop() {
+        await system.stop();
+        await cleanup();
+      },
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
 /** RSS may grow at most this much past its value after the warm-up. */
 const RSS_GROWTH_LIMIT = 1.5;
 
 export async function run(): Promise<BenchReport> {
   const count = Number(Deno.env.get("FUZZ_REQUESTS") ?? 100_000);
   const seed = Number(Deno.env.get("FUZZ_SEED") ?? 13);
-  const pg = DATABASE_URL ? await freshPostgresUrl() : undefined;
-  const dataDir = await Deno.makeTempDir({ prefix: "crm-fuzz-" });
-  const system = await startTask([], {
-    CRM_DATA_DIR: dataDir,
-    DATABASE_URL: pg?.url ?? "",
-    LOG_LEVEL: "error",
-    ...RELAXED_LIMITS,
-  }, { direct: true });
-  const pid = system.process.pid;
+  const target = await startFuzzTarget();
+  const { pid, keys, storage } = target;
+  const system = { url: target.url };
   try {
-    const keys = keysOfBanner(system.banner);
     // Warm-up: caches, pools and JIT settle before the RSS baseline.
     await fuzzHttp({ url: system.url, keys, count: 2_000, seed: seed + 1 });
     const rssStart = rssMb(pid);
@@ -520,7 +557,7 @@ export async function run(): Promise<BenchReport> {
         }`,
         `RSS of the system process: ${rssStart} MB after warm-up, peak ${rssPeak} MB, ${rssEnd} MB at the end (bound: ${RSS_GROWTH_LIMIT}× the start)`,
         `afterwards: /healthz ${health.status}, hot page read ${read.status}`,
-        `storage: ${pg ? "a fresh Postgres database (DATABASE_URL)" : "embedded PGlite"}`,
+        `storage: ${storage}`,
         ...result.findings.slice(0, 10).map((f) => `finding: ${JSON.stringify(f)}`),
       ],
     };
@@ -530,8 +567,6 @@ export async function run(): Promise<BenchReport> {
     }
     return report;
   } finally {
-    await system.stop();
-    await pg?.drop();
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await target.stop();
   }
 }

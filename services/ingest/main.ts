@@ -44,7 +44,13 @@ export function groupCommitFor(
   return new GroupCommit<WriteItem, WriteResult>(
     (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items, statsUpkeep))),
     // PGlite is one connection; on Postgres a second transaction overlaps the first's commit.
-    { maxConcurrent: db.kind === "pglite" ? 1 : 2, maxItems: MAX_ITEMS_PER_COMMIT },
+    {
+      maxConcurrent: db.kind === "pglite" ? 1 : 2,
+      maxItems: MAX_ITEMS_PER_COMMIT,
+      // Below the gateway's 10 s deadline for ingest calls, so a database
+      // that stopped answering is a 503 service_unavailable, not a 504.
+      timeoutMs: 5_000,
+    },
   );
 }
 

@@ -122,7 +122,7 @@ describe.each(STORAGES)("upgrading the previous release's database (%s)", (stora
 
   it("exports each site's manifest with every page, section, block and post", async () => {
     for (const siteId of ["demo", "acme"]) {
-      const manifest = await exportManifest(sys.system.admin, siteId);
+      const manifest = await exportManifest(sys.system.admin, siteId) as Json;
       expect(manifest.site.id).toBe(siteId);
       expect(counted(manifest), siteId).toEqual({
         pages: rowsIn("content.pages", siteId),

@@ -17,7 +17,7 @@ export interface BenchReport {
   notes?: string[];
 }
 
-const AVAILABLE = ["content", "ingest", "retention"];
+const AVAILABLE = ["content", "ingest", "retention", "stats"];
 
 async function exists(name: string): Promise<boolean> {
   try {

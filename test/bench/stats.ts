@@ -7,7 +7,9 @@
  * p95 over BENCH_STATS_RUNS runs each, the contract queries below as the
  * service answers them (derived tables where they answer) and from the
  * stored rows alone (the reference engine). Postgres when DATABASE_URL is
- * set, else PGlite in memory (small scales only).
+ * set, else PGlite in memory (small scales only). BENCH_STATS_DATABASE (a
+ * Postgres URL) times the queries on a database a previous run loaded (kept
+ * when that run was stopped after its load) instead of loading a new one.
  */
 import type { BenchReport } from "./main.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
@@ -30,6 +32,7 @@ import type { Json } from "../../services/lib/stats/wire.ts";
 const PAGE_VIEWS = Number(Deno.env.get("BENCH_STATS_PAGE_VIEWS") ?? 10_000_000);
 const RUNS = Number(Deno.env.get("BENCH_STATS_RUNS") ?? 7);
 const RAW_RUNS = Number(Deno.env.get("BENCH_STATS_RAW_RUNS") ?? 3);
+const LOADED = Deno.env.get("BENCH_STATS_DATABASE") || undefined;
 const SITE = "bench";
 const ZONE = "Europe/Berlin";
 const DAY_MS = 86_400_000;
@@ -113,8 +116,8 @@ export async function load(db: Database): Promise<{ items: number; seconds: numb
   return { items, seconds: (performance.now() - started) / 1000 };
 }
 
-async function time(runs: number, fn: () => Promise<unknown>) {
-  await fn(); // warm: plans, caches
+async function time(runs: number, fn: () => Promise<unknown>, warm = true) {
+  if (warm) await fn(); // plans, caches
   const ms: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
@@ -135,12 +138,20 @@ export async function run(): Promise<BenchReport> {
     rows: [],
     notes: [],
   };
-  const fresh = DATABASE_URL ? await freshPostgresUrl() : undefined;
-  const db = fresh ? await openPostgres(fresh.url, { poolSize: 4 }) : await openPglite("memory://");
+  const fresh = DATABASE_URL && !LOADED ? await freshPostgresUrl() : undefined;
+  const url = LOADED ?? fresh?.url;
+  const db = url ? await openPostgres(url, { poolSize: 4 }) : await openPglite("memory://");
   try {
-    await migrate(db, INGEST_SCHEMA, ingestMigrations);
-    const loaded = await load(db);
-    await db.exec("analyze");
+    if (!LOADED) {
+      await migrate(db, INGEST_SCHEMA, ingestMigrations);
+      const loaded = await load(db);
+      report.notes!.push(
+        `load: ${loaded.items} items in ${round(loaded.seconds)} s (${
+          Math.round(loaded.items / loaded.seconds)
+        } items/s, derived tables kept)`,
+      );
+      await db.exec("analyze");
+    }
     const [sizes] = await db.query<Record<string, number>>(
       `select (select count(*) from ingest.page_views)::int as page_views,
               (select count(*) from ingest.events)::int as events,
@@ -148,12 +159,7 @@ export async function run(): Promise<BenchReport> {
               (select count(*) from ingest.visit_slices)::int as slices,
               (select count(*) from ingest.visits)::int as visits`,
     );
-    report.notes!.push(
-      `load: ${loaded.items} items in ${round(loaded.seconds)} s (${
-        Math.round(loaded.items / loaded.seconds)
-      } items/s, derived tables kept)`,
-      `stored: ${JSON.stringify(sizes)}`,
-    );
+    report.notes!.push(`stored: ${JSON.stringify(sizes)}`);
     for (const { name, body } of QUERIES) {
       const query = parseQuery({ limit: 10_000, ...body });
       const days = await resolveDays(query.dateRange, TODAY, () => {

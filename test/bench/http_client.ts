@@ -42,10 +42,23 @@ export class HttpConnection {
     return new HttpConnection(conn, u.host);
   }
 
-  async post(path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+  post(path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+    return this.send("POST", path, headers, body);
+  }
+
+  get(path: string, headers: Record<string, string>): Promise<Answer> {
+    return this.send("GET", path, headers, "");
+  }
+
+  async send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<Answer> {
     const payload = encoder.encode(body);
     let head =
-      `POST ${path} HTTP/1.1\r\nhost: ${this.#host}\r\ncontent-length: ${payload.length}\r\n`;
+      `${method} ${path} HTTP/1.1\r\nhost: ${this.#host}\r\ncontent-length: ${payload.length}\r\n`;
     for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
     const headBytes = encoder.encode(head + "\r\n");
     const request = new Uint8Array(headBytes.length + payload.length);

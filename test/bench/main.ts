@@ -18,7 +18,7 @@ export interface BenchReport {
   notes?: string[];
 }
 
-const AVAILABLE = ["content", "ingest", "retention"];
+const AVAILABLE = ["content", "ingest", "retention", "footprint"];
 
 async function exists(name: string): Promise<boolean> {
   try {

@@ -18,6 +18,26 @@ export interface CachedAnswer {
 }
 
 const MAX_ANSWERS = 20_000;
+/** Query strings remembered in their normal form; a flood of new ones only empties the memo. */
+const MAX_QUERIES = 10_000;
+const queries = new Map<string, string>();
+
+/**
+ * The query without the key parameter, sorted by name, as URLSearchParams
+ * writes it. Remembered by the raw query string: clients repeat the same few
+ * queries, and parsing, sorting and writing them again was work on every read.
+ */
+function normalQuery(search: string): string {
+  let normal = queries.get(search);
+  if (normal === undefined) {
+    const params = [...new URLSearchParams(search)].filter(([name]) => name !== "key");
+    params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    normal = new URLSearchParams(params).toString();
+    if (queries.size >= MAX_QUERIES) queries.clear();
+    queries.set(search, normal);
+  }
+  return normal;
+}
 
 export class ResponseCache {
   #answers: Cache<CachedAnswer>;
@@ -44,9 +64,7 @@ export class ResponseCache {
   /** Cache key: site, path and the query without the key parameter, sorted by name. */
   static keyOf(siteId: string, url: URL): string {
     if (url.search === "") return `${siteId}\n${url.pathname}\n`;
-    const params = [...url.searchParams].filter(([name]) => name !== "key");
-    params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    return `${siteId}\n${url.pathname}\n${new URLSearchParams(params)}`;
+    return `${siteId}\n${url.pathname}\n${normalQuery(url.search)}`;
   }
 
   /** The kept answer for key, or the one fetch gives (kept until its freshUntil). */

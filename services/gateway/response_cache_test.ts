@@ -30,6 +30,19 @@ describe("ResponseCache", () => {
     expect(ResponseCache.keyOf("s", new URL("http://h/p"))).not.toBe(a);
   });
 
+  it("gives a repeated query the same key, keeps the order of repeated names", () => {
+    const url = "http://h/p?lang=fr&lang=de&key=pk_1";
+    const first = ResponseCache.keyOf("s", new URL(url));
+    expect(first).toBe("s\n/p\nlang=fr&lang=de");
+    expect(ResponseCache.keyOf("s", new URL(url))).toBe(first);
+    expect(ResponseCache.keyOf("s", new URL("http://h/p?lang=de&lang=fr"))).toBe(
+      "s\n/p\nlang=de&lang=fr",
+    );
+    expect(ResponseCache.keyOf("s", new URL("http://h/q?lang=fr&lang=de"))).toBe(
+      "s\n/q\nlang=fr&lang=de",
+    );
+  });
+
   it("drops a site's answers when its content changes, and only that site's", async () => {
     const bus = createLocalBus();
     const cache = new ResponseCache(bus, clock);

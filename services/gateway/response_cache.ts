@@ -11,7 +11,10 @@ import { Cache } from "../lib/cache.ts";
 import type { Clock } from "../lib/clock.ts";
 
 export interface CachedAnswer {
-  body: Uint8Array;
+  /** The body as sent: its text when it is UTF-8 (cheaper for Deno to send), else its bytes. */
+  body: string | Uint8Array;
+  /** The body's length in bytes. */
+  byteLength: number;
   etag: string;
   /** Clock time (ms) until which the answer is right. */
   freshUntil: number;

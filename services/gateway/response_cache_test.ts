@@ -6,7 +6,8 @@ import { type CachedAnswer, ResponseCache } from "./response_cache.ts";
 const clock = new ManualClock();
 
 const answer = (): CachedAnswer => ({
-  body: new TextEncoder().encode("{}"),
+  body: "{}",
+  byteLength: 2,
   etag: '"x"',
   freshUntil: clock.now() + 60_000,
 });

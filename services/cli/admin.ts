@@ -48,7 +48,9 @@ const USAGE = `usage: deno task admin <command>
                                            delete a visitor's profile, page views and events
                                            (and leads with --leads)
   retention run                            delete page views and events older than RETENTION_DAYS
-  stats SITE_ID FILE                       print the answer of the reports query in FILE`;
+  stats SITE_ID FILE                       print the answer of the reports query in FILE
+  stats rebuild SITE_ID                    recompute a site's report tables from its rows
+                                           and print what changed`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
 type Command = (clients: AdminClients, args: string[], config: Config) => Promise<unknown>;

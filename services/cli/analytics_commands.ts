@@ -146,9 +146,28 @@ const STATS_TIMEOUT_MS = 10 * 60_000;
 /**
  * `stats SITE_ID FILE`: the answer of the reports query in FILE, exactly as
  * POST /stats/v1/query answers it (the body must be a JSON object, as there).
+ * `stats rebuild SITE_ID`: the site's derived report tables recomputed from
+ * its rows, and what changed.
  */
 export async function statsCommand(clients: AdminClients, args: string[]): Promise<unknown> {
-  if (args.length !== 2) throw new UsageError("expected SITE_ID FILE");
+  if (args[0] === "rebuild") {
+    if (args.length !== 2) throw new UsageError("expected rebuild SITE_ID");
+    const answer = await clients.ingest.rebuildStats(
+      { siteId: args[1] },
+      { timeoutMs: STATS_TIMEOUT_MS },
+    );
+    return {
+      siteId: answer.siteId,
+      tables: Object.fromEntries(
+        answer.tables.map((t) => [
+          t.table,
+          { added: Number(t.added), removed: Number(t.removed), changed: Number(t.changed) },
+        ]),
+      ),
+      elapsedMs: Number(answer.elapsedMs),
+    };
+  }
+  if (args.length !== 2) throw new UsageError("expected SITE_ID FILE, or rebuild SITE_ID");
   const [siteId, file] = args;
   const text = await Deno.readTextFile(userPath(file, Deno.env.get("INIT_CWD"))).catch((e) => {
     throw new UsageError(`cannot read ${file}: ${e.message}`);

@@ -25,7 +25,8 @@ export type Middleware = (ctx: RequestContext, next: () => Promise<Response>) =>
 /** Wraps a handler in middlewares; the first in the list runs outermost. */
 export function compose(middlewares: readonly Middleware[], handler: Handler): Handler {
   return middlewares.reduceRight<Handler>(
-    (next, middleware) => (ctx) => middleware(ctx, async () => await next(ctx)),
+    // Promise.resolve, not an async wrapper: one promise and tick fewer per layer.
+    (next, middleware) => (ctx) => middleware(ctx, () => Promise.resolve(next(ctx))),
     handler,
   );
 }

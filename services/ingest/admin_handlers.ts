@@ -1,7 +1,7 @@
 /**
  * ingest-service's operator side: its part of a site (time zone, event types)
  * for crm.admin.v1.SiteAdminService, and IngestAdminService (exports, visitor
- * deletion, retention).
+ * deletion, retention, the rebuild of the reports' derived tables).
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IngestAdminService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
@@ -13,6 +13,7 @@ import type { Bus } from "../lib/bus.ts";
 import { type ExportKind, exportPage } from "./exports.ts";
 import { deleteVisitor } from "./erase.ts";
 import { runRetention } from "./retention.ts";
+import { rebuildSite } from "./stats/derived.ts";
 import type { Partitions } from "./partitions.ts";
 
 export interface AdminDeps {
@@ -89,6 +90,22 @@ export function ingestAdminHandlers(
           Object.entries(report.deletedRows).map(([k, v]) => [k, BigInt(v)]),
         ),
         elapsedMs: BigInt(report.elapsedMs),
+      };
+    },
+
+    async rebuildStats({ siteId }) {
+      await requireSite(siteId);
+      const started = performance.now();
+      const changes = await db.transaction((tx) => rebuildSite(tx, siteId));
+      return {
+        siteId,
+        tables: changes.map((c) => ({
+          table: c.table,
+          added: BigInt(c.added),
+          removed: BigInt(c.removed),
+          changed: BigInt(c.changed),
+        })),
+        elapsedMs: BigInt(Math.round(performance.now() - started)),
       };
     },
   };

@@ -5,6 +5,7 @@
  * session's visitor when stored, so they go too.
  */
 import type { Database, Queryable } from "../lib/db/mod.ts";
+import { beforeErase, recomputeErased } from "./stats/derived.ts";
 
 async function count(tx: Queryable, sql: string, params: string[]): Promise<number> {
   const [row] = await tx.query<{ n: number }>(
@@ -22,6 +23,8 @@ export async function deleteVisitor(
 ): Promise<Record<string, number>> {
   return await db.transaction(async (tx) => {
     const ids = [siteId, visitorId];
+    // The reports' derived tables change with the rows, in this transaction.
+    await beforeErase(tx, siteId, visitorId, withLeads);
     const [events] = await tx.query<{ n: number }>(
       `with gone as (
          delete from ingest.events where site_id = $1 and visitor_id = $2 returning event_id),
@@ -52,6 +55,7 @@ export async function deleteVisitor(
     deleted.leads = withLeads
       ? await count(tx, "delete from ingest.leads where site_id = $1 and visitor_id = $2", ids)
       : 0;
+    await recomputeErased(tx);
     return deleted;
   });
 }

@@ -10,6 +10,7 @@
  * own: a span of a trace of its own that links every request it commits.
  */
 import { currentLink, type Link, meter, sharedWork } from "../lib/telemetry.ts";
+import { StorageTimeoutError } from "../lib/db/mod.ts";
 
 const commitItems = meter.createHistogram("crm.ingest.commit.items", {
   description: "Items written per group-commit transaction",
@@ -29,6 +30,14 @@ export interface GroupCommitOptions {
   maxConcurrent: number;
   /** Items past which no further submission joins a transaction. */
   maxItems: number;
+  /**
+   * A submission not written this long after it was submitted, and a write
+   * not settled this long after it started, fail with StorageTimeoutError
+   * (the write frees its slot). A connection lost mid-transaction can leave postgres.js
+   * waiting with no end; without a deadline the maxConcurrent slots fill
+   * with such writes and every later submission waits behind them.
+   */
+  timeoutMs?: number;
 }
 
 interface Submission<I, R> {
@@ -52,8 +61,28 @@ export class GroupCommit<I, R> {
   /** Resolves with one result per item once they are written (committed). */
   submit(items: I[]): Promise<R[]> {
     if (items.length === 0) return Promise.resolve([]);
+    const ms = this.options.timeoutMs;
     return new Promise<R[]>((resolve, reject) => {
-      this.#queue.push({ items, resolve, reject, link: currentLink() });
+      // The deadline counts from submission: time waiting behind stuck
+      // writes and the one-by-one retry of a failed group count too.
+      const timer = ms === undefined ? undefined : setTimeout(() => {
+        const queued = this.#queue.indexOf(submission);
+        if (queued >= 0) this.#queue.splice(queued, 1);
+        reject(new StorageTimeoutError(ms));
+      }, ms);
+      const submission: Submission<I, R> = {
+        items,
+        resolve: (results) => {
+          clearTimeout(timer);
+          resolve(results);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+        link: currentLink(),
+      };
+      this.#queue.push(submission);
       this.#pump();
     });
   }
@@ -117,12 +146,24 @@ export class GroupCommit<I, R> {
 
   async #writeChecked(items: I[]): Promise<R[]> {
     const started = performance.now();
-    const results = await this.write(items);
+    const results = await this.#withDeadline(this.write(items));
     commitItems.record(items.length);
     commitDuration.record((performance.now() - started) / 1000);
     if (results.length !== items.length) {
       throw new Error(`write returned ${results.length} results for ${items.length} items`);
     }
     return results;
+  }
+
+  #withDeadline(write: Promise<R[]>): Promise<R[]> {
+    const ms = this.options.timeoutMs;
+    if (ms === undefined) return write;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StorageTimeoutError(ms)), ms);
+    });
+    // A write settling after its deadline is dropped: its caller was told it failed.
+    write.catch(() => {});
+    return Promise.race([write, late]).finally(() => clearTimeout(timer));
   }
 }

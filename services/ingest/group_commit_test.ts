@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GroupCommit } from "./group_commit.ts";
+import { storageUnavailable } from "../lib/db/mod.ts";
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,5 +61,19 @@ describe("GroupCommit", () => {
     await expect(bad).rejects.toThrow("bad row");
     expect(await alsoGood).toEqual([2]);
     await gc.drained();
+  });
+
+  it("fails a write that never settles at its deadline, as storage unavailable, and frees the slot", async () => {
+    let calls = 0;
+    const gc = new GroupCommit((items: number[]) => {
+      calls++;
+      // The first write hangs like a query on a connection lost mid-transaction.
+      return calls === 1 ? new Promise<number[]>(() => {}) : Promise.resolve(items);
+    }, { maxConcurrent: 1, maxItems: 1, timeoutMs: 50 });
+    const stuck = gc.submit([1]);
+    const error = await stuck.catch((e) => e);
+    expect(storageUnavailable(error)).toBe(true);
+    expect(String(error)).toContain("within 50 ms");
+    expect(await gc.submit([3])).toEqual([3]);
   });
 });

@@ -18,7 +18,7 @@ import type { WriteItem, WriteResult } from "./rows.ts";
 import { writeGroup } from "./writer.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsHandlers } from "./stats/service.ts";
-import { referenceEngine } from "./stats/reference.ts";
+import { derivedEngine } from "./stats/derived_engine.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** Most items in one transaction, however many batches wait. */
@@ -37,11 +37,20 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function groupCommitFor(db: Database): GroupCommit<WriteItem, WriteResult> {
+export function groupCommitFor(
+  db: Database,
+  statsUpkeep = true,
+): GroupCommit<WriteItem, WriteResult> {
   return new GroupCommit<WriteItem, WriteResult>(
-    (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items))),
+    (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items, statsUpkeep))),
     // PGlite is one connection; on Postgres a second transaction overlaps the first's commit.
-    { maxConcurrent: db.kind === "pglite" ? 1 : 2, maxItems: MAX_ITEMS_PER_COMMIT },
+    {
+      maxConcurrent: db.kind === "pglite" ? 1 : 2,
+      maxItems: MAX_ITEMS_PER_COMMIT,
+      // Below the gateway's 10 s deadline for ingest calls, so a database
+      // that stopped answering is a 503 service_unavailable, not a 504.
+      timeoutMs: 5_000,
+    },
   );
 }
 
@@ -64,7 +73,7 @@ export function startIngestService(
         platform.clock,
       );
       const partitions = new Partitions(context.db);
-      const committer = groupCommitFor(context.db);
+      const committer = groupCommitFor(context.db, platform.config.statsUpkeep);
       const log = context.platform.log;
       // Partitions for this month and the next, ahead of need (quietly until migrated).
       const ahead = () =>
@@ -95,7 +104,7 @@ export function startIngestService(
           router.service(
             StatsService,
             statsHandlers({
-              engine: referenceEngine(context.db),
+              engine: derivedEngine(context.db),
               siteTimeZone: (siteId) => store.siteTimeZone(siteId),
               now: () => platform.clock.now(),
             }),

@@ -1,4 +1,5 @@
 import type { Migration } from "../lib/db/migrate.ts";
+import { BACKFILL } from "./stats/derived.ts";
 
 export const INGEST_SCHEMA = "ingest";
 
@@ -206,6 +207,70 @@ export const ingestMigrations: Migration[] = [
            and ingest.site_host(ingest.url_host(referrer))
                is distinct from ingest.site_host(ingest.url_host(page_url))
           then ingest.url_host(referrer) end $$;
+    `,
+  },
+  {
+    version: 4,
+    name: "derived tables of the reports",
+    // Kept at write time in the same transaction as the rows (stats/derived.ts).
+    // Counters: additive sums per site and 15-minute UTC bucket (every zone's
+    // offset is a multiple of 15 minutes, so any local hour or day is a union
+    // of buckets). Visit slices: one row per visit, visitor, bot flag and
+    // 15-minute bucket with its rows' first and last time and counts, so
+    // visits and distinct visitors of any range stay exact. Visits: one row
+    // per visit with its attribution (from its first page view). Existing
+    // rows are backfilled at the end of this migration. Keys lead with site_id.
+    sql: `
+      create table ingest.stat_counters (
+        site_id text not null,
+        bucket timestamptz not null,
+        bot boolean not null,
+        kind smallint not null,
+        name text not null,
+        currency text not null,
+        n bigint not null,
+        valued bigint not null,
+        revenue numeric not null,
+        primary key (site_id, bucket, bot, kind, name, currency)
+      );
+      create table ingest.visit_slices (
+        site_id text not null,
+        bucket timestamptz not null,
+        visit_key text not null,
+        visitor_key text not null,
+        bot boolean not null,
+        first_at timestamptz not null,
+        last_at timestamptz not null,
+        pageviews int not null,
+        events int not null,
+        leads int not null,
+        primary key (site_id, bucket, visit_key, visitor_key, bot)
+      );
+      create table ingest.visits (
+        site_id text not null,
+        visit_key text not null,
+        first_seen timestamptz not null,
+        last_seen timestamptz not null,
+        first_rank boolean not null,
+        first_at timestamptz not null,
+        first_seq bigint not null,
+        channel text,
+        utm_source text,
+        utm_medium text,
+        utm_campaign text,
+        utm_term text,
+        utm_content text,
+        ad_link text,
+        entry_page text,
+        source text,
+        country text,
+        device text,
+        browser text,
+        os text,
+        visitor_type text,
+        primary key (site_id, visit_key)
+      );
+      ${BACKFILL}
     `,
   },
 ];

@@ -4,10 +4,12 @@
  * catalogue change, as fast for a billion rows as for one); only the
  * partition the cutoff falls in is deleted from row by row, and when the job
  * runs daily that is about one day of rows. Visitor profiles, sessions and
- * event ids past the cutoff are deleted in batches.
+ * event ids past the cutoff are deleted in batches. The reports' derived
+ * tables are then put in line with the rows left (stats/derived.ts).
  */
 import type { Database } from "../lib/db/mod.ts";
 import { listPartitions, type Partitions } from "./partitions.ts";
+import { afterRetention } from "./stats/derived.ts";
 
 export interface RetentionReport {
   retentionDays: number;
@@ -72,6 +74,9 @@ export async function runRetention(
   add("eventIds", await deleteInBatches(db, "ingest.event_ids", "received_at < $1", cutoff));
   add("sessions", await deleteInBatches(db, "ingest.sessions", "started_at < $1", cutoff));
   add("visitors", await deleteInBatches(db, "ingest.visitors", "last_seen < $1", cutoff));
+  // The reports' derived tables follow the rows in one transaction (reports read in between
+  // may still count rows already gone).
+  await db.transaction((tx) => afterRetention(tx, cutoff));
   partitions.forget();
   await partitions.ensureAhead(now);
   return {

@@ -54,6 +54,12 @@ export interface Config {
   /** Bytes of rendered content answers the gateway keeps in memory. */
   responseCacheMaxBytes: number;
   logLevel: LogLevel;
+  /**
+   * False (STATS_UPKEEP=off) stops the writer keeping the reports' derived
+   * tables; for the ingest benchmark only, to measure their cost: reports
+   * are wrong until `admin stats rebuild`.
+   */
+  statsUpkeep: boolean;
 }
 
 /**
@@ -183,6 +189,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
       16 * 1024 * 1024 * 1024,
     ),
     logLevel,
+    statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * `deno task bench [NAME ...]`: runs the named benchmarks (all when none is
- * named). Each benchmark is a module `test/bench/NAME.ts` exporting
+ * named). `deno task bench compare OLD.json NEW.json` prints the change of
+ * every figure between two result files (test/bench/compare.ts). Each benchmark is a module `test/bench/NAME.ts` exporting
  * `run(): Promise<BenchReport>`; this prints each report as a table and
  * writes all of them as JSON under test/bench/results/.
  */
@@ -17,7 +18,7 @@ export interface BenchReport {
   notes?: string[];
 }
 
-const AVAILABLE = ["content", "ingest", "retention"];
+const AVAILABLE = ["content", "ingest", "retention", "fuzz", "soak"];
 
 async function exists(name: string): Promise<boolean> {
   try {
@@ -32,6 +33,11 @@ function printTable(report: BenchReport) {
   console.log(`\n## ${report.name}\n${report.description}\n`);
   if (report.rows.length) console.table(report.rows);
   for (const note of report.notes ?? []) console.log(`- ${note}`);
+}
+
+if (import.meta.main && Deno.args[0] === "compare") {
+  const { main } = await import("./compare.ts");
+  Deno.exit(await main(Deno.args.slice(1)));
 }
 
 if (import.meta.main) {

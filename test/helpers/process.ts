@@ -163,6 +163,8 @@ export interface RunningProcess {
   stderr(): string;
   /** SIGTERM (passed on to a child relaunched for telemetry); resolves with the exit code. */
   stop(): Promise<number>;
+  /** SIGKILL: the process dies at once, mid-request; resolves once it is gone. */
+  kill(): Promise<void>;
 }
 
 /** Processes started by startService and not stopped yet. */
@@ -210,6 +212,13 @@ export async function startService(
         child.kill("SIGTERM");
       } catch { /* gone */ }
       return (await child.status).code;
+    },
+    async kill() {
+      runningServices.delete(running);
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
     },
   };
   runningServices.add(running);

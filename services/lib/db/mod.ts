@@ -50,3 +50,44 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const { traced } = await import("./traced.ts");
   return traced(database, poolSize);
 }
+
+/** Codes of a connection to the server failing (postgres.js, Node's sockets). */
+const CONNECTION_CODES = new Set([
+  "STORAGE_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/**
+ * Whether an error says the database cannot be reached right now (refused,
+ * cut, restarting, shutting down) rather than that a statement is wrong: a
+ * call failing so is worth retrying, and callers are told UNAVAILABLE
+ * instead of an internal error. SQLSTATE class 08 is a connection
+ * exception; 57P01-57P03 a server shutting down, crashed or starting;
+ * 53300 a server out of connections.
+ */
+export function storageUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return CONNECTION_CODES.has(code) || code.startsWith("08") ||
+    ["57P01", "57P02", "57P03", "53300"].includes(code);
+}
+
+/**
+ * A write that got no answer from the database within its deadline (see
+ * GroupCommit's timeoutMs): the database is taken as unreachable.
+ */
+export class StorageTimeoutError extends Error {
+  readonly code = "STORAGE_TIMEOUT";
+  constructor(ms: number) {
+    super(`no answer from the database within ${ms} ms`);
+  }
+}

@@ -2,6 +2,56 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { Database, Param, Queryable, Row } from "./mod.ts";
 import { acquireFolderLock } from "./folder_lock.ts";
 
+/**
+ * Postgres' memory settings for one embedded connection. The defaults
+ * (shared_buffers 128 MB, maintenance_work_mem 64 MB) are sized for a
+ * server of many connections; here every buffer lives in the WebAssembly
+ * heap of this process and is touched once Postgres starts, so they were
+ * most of the system's memory (`deno task start` peaked near 850 MB). The
+ * working set of the service tables fits in far less, and reads of hot
+ * content are answered from the gateway's cache before they reach storage.
+ */
+export const PGLITE_SETTINGS = {
+  shared_buffers: "16MB",
+  wal_buffers: "1MB",
+  maintenance_work_mem: "16MB",
+  temp_buffers: "2MB",
+};
+
+const startParams = [
+  ...PGlite.defaultStartParams,
+  ...Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+];
+
+/** PGlite's options: the settings above on top of its own start parameters. */
+export function pgliteOptions(): { startParams: string[] } {
+  return { startParams };
+}
+
+/**
+ * Runs PGlite's initdb for a fresh folder in a short-lived child process
+ * (pglite_init.ts), so its memory leaves with it. The caller holds the
+ * folder's lock for the child. False when it could not (no permission to
+ * run a process, say): then PGlite initializes the folder in this process,
+ * as it always can.
+ */
+async function initializeApart(folder: string): Promise<boolean> {
+  try {
+    await Deno.stat(`${folder}/PG_VERSION`);
+    return true;
+  } catch { /* a fresh folder */ }
+  try {
+    const { success } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("./pglite_init.ts", import.meta.url).href, folder],
+      stdout: "null",
+      stderr: "inherit",
+    }).output();
+    return success;
+  } catch {
+    return false;
+  }
+}
+
 function queryable(db: PGlite | Transaction): Queryable {
   return {
     async query<T extends Row>(text: string, params: readonly Param[] = []) {
@@ -25,12 +75,13 @@ export async function openPglite(dataDir: string): Promise<Database> {
   let releaseLock = () => {};
   let db: PGlite;
   if (inMemory) {
-    db = new PGlite();
+    db = new PGlite(pgliteOptions());
   } else {
     await Deno.mkdir(dataDir, { recursive: true });
     releaseLock = await acquireFolderLock(dataDir);
     try {
-      db = new PGlite(`${dataDir}/pglite`);
+      await initializeApart(`${dataDir}/pglite`);
+      db = new PGlite(`${dataDir}/pglite`, pgliteOptions());
       await db.waitReady;
     } catch (error) {
       releaseLock();

@@ -5,6 +5,7 @@
  */
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log.ts";
+import { storageUnavailable } from "../db/mod.ts";
 import { acceptRequestId, currentRequestId, inRequest } from "../request_scope.ts";
 import {
   annotateSite,
@@ -124,6 +125,12 @@ function loggingInterceptor(log: Logger): Interceptor {
       ) {
         log.debug("rpc refused", { ...fields, code: Code[error.code], reason: error.rawMessage });
         throw error;
+      }
+      if (storageUnavailable(error)) {
+        // Postgres restarting or away: the caller may retry, and the gateway
+        // answers 503 service_unavailable, not an internal error.
+        log.warn("rpc failed: storage unavailable", { ...fields, error: String(error) });
+        throw new ConnectError("storage unavailable", Code.Unavailable);
       }
       log.error("rpc failed", { ...fields, error, stack: (error as Error)?.stack });
       if (error instanceof ConnectError) throw error;

@@ -1,0 +1,433 @@
+/**
+ * The derived tables of the reports and how they are kept: the writer adds
+ * each group's rows to them in the same statement as it inserts the rows;
+ * visitor deletion and retention recompute what they touch from the rows
+ * left; the rebuild recomputes a site's from its rows and says what changed.
+ * One description of how a stored row maps to them (ROW_COLUMNS and
+ * upkeepSql), used by all of these, so they cannot disagree.
+ *
+ * - ingest.stat_counters: per site, 15-minute UTC bucket, bot flag, kind
+ *   (page view, event, lead), event name and currency: rows, rows with a
+ *   value and a currency, and the sum of those values.
+ * - ingest.visit_slices: per site, 15-minute bucket, visit, visitor and bot
+ *   flag: the first and last time of the rows there and their counts.
+ * - ingest.visits: per visit, its first and last time (bots included) and
+ *   the attributes the reference engine (reference.ts) gives it: those of its
+ *   first stored page view (by time, then storage order), else of its first
+ *   row.
+ *
+ * A visit is a session id ('s' || id); a row without one is a visit of its
+ * own ('r' || seq). A visitor is the visitor id, else the visit.
+ */
+import type { Param, Queryable } from "../../lib/db/mod.ts";
+import { KIND } from "./plan.ts";
+
+/** The 15-minute UTC bucket of an instant column. */
+export const bucket15 = (at: string) => `date_bin('15 minutes', ${at}, timestamptz 'epoch')`;
+
+const ATTRIBUTION = [
+  "channel",
+  "utm_source",
+  "utm_medium",
+  "utm_campaign",
+  "utm_term",
+  "utm_content",
+  "ad_link",
+] as const;
+/** The attribute columns of ingest.visits, in table order. */
+export const VISIT_ATTRIBUTES = [
+  ...ATTRIBUTION,
+  "entry_page",
+  "source",
+  "country",
+  "device",
+  "browser",
+  "os",
+  "visitor_type",
+] as const;
+
+/**
+ * The select list that turns a stored row (alias `x`) of each kind into the
+ * relation upkeepSql reads: site_id, kind, at, seq, visit_key, visitor_key,
+ * bot, name, value, currency and the visit attributes.
+ */
+function rowColumns(kind: keyof typeof KIND): string {
+  const keys = [
+    "x.site_id",
+    `${KIND[kind]}::smallint as kind`,
+    "x.received_at as at",
+    "x.seq",
+    "coalesce('s' || x.session_id, 'r' || x.seq) as visit_key",
+    "coalesce('v' || x.visitor_id, 's' || x.session_id, 'r' || x.seq) as visitor_key",
+  ];
+  const attribution = ATTRIBUTION.map((c) => `x.${c}`);
+  if (kind === "pageview") {
+    return [
+      ...keys,
+      "x.bot",
+      "null::text as name",
+      "null::bigint as value",
+      "null::text as currency",
+      ...attribution,
+      "ingest.url_path(x.url) as entry_page",
+      "coalesce(x.utm_source, ingest.referrer_source(x.referrer, x.url)) as source",
+      "x.country",
+      "x.device",
+      "x.browser",
+      "x.os",
+      "case when x.new_visitor then 'new' when not x.new_visitor then 'returning' end as visitor_type",
+    ].join(", ");
+  }
+  const viewOnly = ["country", "device", "browser", "os", "visitor_type"]
+    .map((c) => `null::text as ${c}`);
+  const event = kind === "event";
+  return [
+    ...keys,
+    event ? "coalesce(x.bot, false) as bot" : "false as bot",
+    event ? "x.name" : "null::text as name",
+    event ? "x.value" : "null::bigint as value",
+    event ? "x.currency" : "null::text as currency",
+    ...attribution,
+    "null::text as entry_page",
+    "x.utm_source as source",
+    ...viewOnly,
+  ].join(", ");
+}
+
+export const ROW_COLUMNS = {
+  pageview: rowColumns("pageview"),
+  event: rowColumns("event"),
+  lead: rowColumns("lead"),
+};
+
+/** The stored rows of a kind as the relation upkeepSql reads, under a condition on alias x. */
+export function storedRows(kind: keyof typeof KIND, where: string): string {
+  const table = { pageview: "page_views", event: "events", lead: "leads" }[kind];
+  return `select ${ROW_COLUMNS[kind]} from ingest.${table} x where ${where}`;
+}
+
+export interface Targets {
+  counters?: string;
+  slices?: string;
+  visits?: string;
+}
+
+export const TABLES = {
+  counters: "ingest.stat_counters",
+  slices: "ingest.visit_slices",
+  visits: "ingest.visits",
+} as const;
+
+const SLICE_KEY = ["site_id", "bucket", "visit_key", "visitor_key", "bot"];
+const COUNTER_KEY = ["site_id", "bucket", "bot", "kind", "name", "currency"];
+
+/**
+ * The CTEs (after a CTE `d` holding rows as ROW_COLUMNS) that add `d` to the
+ * target tables, as `name as (insert ...)` parts. Rows are inserted in key
+ * order so concurrent writers lock in the same order.
+ */
+export function upkeepParts(targets: Targets): string[] {
+  const parts: string[] = [];
+  if (targets.counters) {
+    const t = targets.counters;
+    parts.push(`up_counters as (
+      insert into ${t} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
+      select site_id, ${
+      bucket15("at")
+    }, bot, kind, coalesce(name, ''), coalesce(currency, ''), count(*),
+             count(*) filter (where value is not null and currency is not null),
+             coalesce(sum(value) filter (where value is not null and currency is not null), 0)
+        from d group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6
+      on conflict (${COUNTER_KEY.join(", ")}) do update
+        set n = c.n + excluded.n, valued = c.valued + excluded.valued,
+            revenue = c.revenue + excluded.revenue
+      returning 1)`);
+  }
+  if (targets.slices) {
+    const t = targets.slices;
+    parts.push(`up_slices as (
+      insert into ${t} as s (${SLICE_KEY.join(", ")}, first_at, last_at, pageviews, events, leads)
+      select site_id, ${bucket15("at")}, visit_key, visitor_key, bot, min(at), max(at),
+             count(*) filter (where kind = ${KIND.pageview}),
+             count(*) filter (where kind = ${KIND.event}),
+             count(*) filter (where kind = ${KIND.lead})
+        from d group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (${SLICE_KEY.join(", ")}) do update
+        set first_at = least(s.first_at, excluded.first_at),
+            last_at = greatest(s.last_at, excluded.last_at),
+            pageviews = s.pageviews + excluded.pageviews, events = s.events + excluded.events,
+            leads = s.leads + excluded.leads
+      returning 1)`);
+  }
+  if (targets.visits) {
+    const t = targets.visits;
+    const first = ["first_rank", "first_at", "first_seq", ...VISIT_ATTRIBUTES];
+    // The earlier first row (page views before other rows, then time, then storage order) wins.
+    const earlier =
+      "(excluded.first_rank, excluded.first_at, excluded.first_seq) < (v.first_rank, v.first_at, v.first_seq)";
+    parts.push(`up_visits as (
+      insert into ${t} as v (site_id, visit_key, first_seen, last_seen, ${first.join(", ")})
+      select distinct on (site_id, visit_key) site_id, visit_key,
+             min(at) over w, max(at) over w, kind <> ${KIND.pageview}, at, seq,
+             ${VISIT_ATTRIBUTES.join(", ")}
+        from d window w as (partition by site_id, visit_key)
+       order by site_id, visit_key, kind <> ${KIND.pageview}, at, seq
+      on conflict (site_id, visit_key) do update
+        set first_seen = least(v.first_seen, excluded.first_seen),
+            last_seen = greatest(v.last_seen, excluded.last_seen),
+            ${
+      first.map((c) => `${c} = case when ${earlier} then excluded.${c} else v.${c} end`).join(
+        ",\n            ",
+      )
+    }
+      returning 1)`);
+  }
+  return parts;
+}
+
+/** A statement adding the rows of `rowsSql` (a select of ROW_COLUMNS) to the targets. */
+export function upkeepSql(rowsSql: string, targets: Targets = TABLES): string {
+  return `with d as (${rowsSql}), ${upkeepParts(targets).join(", ")} select 1`;
+}
+
+/** Existing rows into the new tables (the migration that makes them). */
+export const BACKFILL = upkeepSql(
+  ["pageview", "event", "lead"].map((k) => storedRows(k as keyof typeof KIND, "true")).join(
+    " union all ",
+  ),
+) + ";";
+
+/**
+ * The writer's statement for one kind: `insert` (a statement inserting rows,
+ * without returning) followed by the upkeep of its rows, answering `answer`
+ * (a select list over the inserted rows `ins`), or only the insert when
+ * upkeep is off.
+ */
+export function insertWithUpkeep(
+  kind: keyof typeof KIND,
+  insert: string,
+  answer: string | undefined,
+  upkeep: boolean,
+): string {
+  if (!upkeep) return answer ? `${insert} returning ${answer}` : insert;
+  const rows = `select ${ROW_COLUMNS[kind]} from ins x`;
+  return `with ins as (${insert} returning *), d as (${rows}), ${
+    upkeepParts(TABLES).join(", ")
+  } select ${answer ?? "1"} from ins`;
+}
+
+/**
+ * Recomputes the visits listed by `affectedSql` (a select of site_id,
+ * visit_key) from the stored rows: their slices and visit rows are deleted
+ * and written again from the rows within each visit's first and last time
+ * (ingest.visits bounds where a visit's rows can be). Visits without rows
+ * left disappear. Counters are not touched.
+ */
+export async function recomputeVisits(
+  tx: Queryable,
+  affectedSql: string,
+  params: Param[],
+): Promise<void> {
+  await tx.exec(`drop table if exists pg_temp.recompute_visits;
+    create temp table recompute_visits
+      (site_id text, visit_key text, first_seen timestamptz, last_seen timestamptz)`);
+  await tx.query(
+    `insert into pg_temp.recompute_visits
+       select v.site_id, v.visit_key, v.first_seen, v.last_seen
+         from ingest.visits v join (${affectedSql}) a using (site_id, visit_key)`,
+    params,
+  );
+  await tx.exec(
+    `delete from ingest.visit_slices s using pg_temp.recompute_visits k
+      where s.site_id = k.site_id and s.visit_key = k.visit_key
+        and s.bucket >= ${bucket15("k.first_seen")} and s.bucket <= k.last_seen`,
+  );
+  await tx.exec(
+    `delete from ingest.visits v using pg_temp.recompute_visits k
+      where v.site_id = k.site_id and v.visit_key = k.visit_key`,
+  );
+  const within = (kind: keyof typeof KIND) => {
+    const table = { pageview: "page_views", event: "events", lead: "leads" }[kind];
+    return `select ${ROW_COLUMNS[kind]} from pg_temp.recompute_visits k
+      join ingest.${table} x on x.site_id = k.site_id
+       and x.received_at >= k.first_seen and x.received_at <= k.last_seen
+       and coalesce('s' || x.session_id, 'r' || x.seq) = k.visit_key`;
+  };
+  await tx.exec(
+    upkeepSql(
+      [within("pageview"), within("event"), within("lead")].join(" union all "),
+      { slices: TABLES.slices, visits: TABLES.visits },
+    ),
+  );
+  await tx.exec("drop table pg_temp.recompute_visits");
+}
+
+/** Removes the rows of `rowsSql` (ROW_COLUMNS, of one site, about to be deleted) from the counters. */
+export async function subtractCounters(
+  tx: Queryable,
+  siteId: string,
+  rowsSql: string,
+  params: Param[],
+): Promise<void> {
+  await tx.query(
+    `with d as (${rowsSql}),
+     gone as (
+       select site_id, ${bucket15("at")} as bucket, bot, kind, coalesce(name, '') as name,
+              coalesce(currency, '') as currency, count(*) as n,
+              count(*) filter (where value is not null and currency is not null) as valued,
+              coalesce(sum(value) filter (where value is not null and currency is not null), 0)
+                as revenue
+         from d group by 1, 2, 3, 4, 5, 6),
+     updated as (
+       update ingest.stat_counters c
+          set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
+         from gone g
+        where (c.site_id, c.bucket, c.bot, c.kind, c.name, c.currency)
+            = (g.site_id, g.bucket, g.bot, g.kind, g.name, g.currency)
+        returning 1)
+     select count(*) from updated`,
+    params,
+  );
+  // A second statement: one statement cannot delete the rows its own update changed.
+  await tx.query("delete from ingest.stat_counters where site_id = $1 and n = 0", [siteId]);
+}
+
+/** What a rebuild changed in one table. */
+export interface TableChange {
+  table: string;
+  added: number;
+  removed: number;
+  changed: number;
+}
+
+const TABLE_SHAPES = [
+  {
+    table: TABLES.counters,
+    key: COUNTER_KEY,
+    values: ["n", "valued", "revenue"],
+  },
+  {
+    table: TABLES.slices,
+    key: SLICE_KEY,
+    values: ["first_at", "last_at", "pageviews", "events", "leads"],
+  },
+  {
+    table: TABLES.visits,
+    key: ["site_id", "visit_key"],
+    values: ["first_seen", "last_seen", "first_rank", "first_at", "first_seq", ...VISIT_ATTRIBUTES],
+  },
+];
+
+/**
+ * Recomputes a site's derived tables from its stored rows and writes only
+ * the differences; answers, per table, the rows added, removed and changed.
+ * Writers of the site's rows wait while it runs (the row tables are locked
+ * in share mode), so no write falls between the recount and the fix.
+ */
+export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableChange[]> {
+  await tx.exec("lock table ingest.page_views, ingest.events, ingest.leads in share mode");
+  const temp = (table: string) => `pg_temp.rebuild_${table.split(".")[1]}`;
+  for (const { table } of TABLE_SHAPES) {
+    await tx.exec(`drop table if exists ${temp(table)}`);
+    await tx.exec(`create temp table ${temp(table.replace("ingest.", "ingest."))}
+      (like ${table} including defaults including constraints including indexes)`);
+  }
+  const where = "x.site_id = $1";
+  await tx.query(
+    upkeepSql(
+      [storedRows("pageview", where), storedRows("event", where), storedRows("lead", where)]
+        .join(" union all "),
+      {
+        counters: temp(TABLES.counters),
+        slices: temp(TABLES.slices),
+        visits: temp(TABLES.visits),
+      },
+    ),
+    [siteId],
+  );
+  const changes: TableChange[] = [];
+  for (const { table, key, values } of TABLE_SHAPES) {
+    const t = temp(table);
+    const joinOn = key.map((k) => `r.${k} = t.${k}`).join(" and ");
+    const same = `(${values.map((c) => `r.${c}`).join(", ")}) is not distinct from (${
+      values.map((c) => `t.${c}`).join(", ")
+    })`;
+    const [row] = await tx.query<{ added: number; removed: number; changed: number }>(
+      `select count(*) filter (where r.site_id is null)::int as added,
+              count(*) filter (where t.site_id is null)::int as removed,
+              count(*) filter (where r.site_id is not null and t.site_id is not null
+                                 and not ${same})::int as changed
+         from (select * from ${table} where site_id = $1) r full join ${t} t on ${joinOn}`,
+      [siteId],
+    );
+    await tx.query(
+      `delete from ${table} r where r.site_id = $1
+          and not exists (select 1 from ${t} t where ${joinOn} and ${same})`,
+      [siteId],
+    );
+    await tx.exec(
+      `insert into ${table} select t.* from ${t} t
+        where not exists (select 1 from ${table} r where ${joinOn})`,
+    );
+    await tx.exec(`drop table ${t}`);
+    changes.push({ table, ...row });
+  }
+  return changes;
+}
+
+/**
+ * After retention deleted page views and events before `cutoff` (leads
+ * stay): their counters go (the cutoff's own bucket is counted again from
+ * the rows left in it), and every visit that began before the cutoff is
+ * recomputed from its rows left (its attribution may now come from a later
+ * page view; a visit with no row left disappears).
+ */
+export async function afterRetention(tx: Queryable, cutoff: string): Promise<void> {
+  const bucket = `${bucket15("$1::text::timestamptz")}`;
+  const pvEvents = `kind in (${KIND.pageview}, ${KIND.event})`;
+  await tx.query(`delete from ingest.stat_counters where ${pvEvents} and bucket <= ${bucket}`, [
+    cutoff,
+  ]);
+  const inBucket =
+    `x.received_at >= ${bucket} and x.received_at < ${bucket} + interval '15 minutes'`;
+  await tx.query(
+    upkeepSql(`${storedRows("pageview", inBucket)} union all ${storedRows("event", inBucket)}`, {
+      counters: TABLES.counters,
+    }),
+    [cutoff],
+  );
+  await recomputeVisits(
+    tx,
+    "select site_id, visit_key from ingest.visits where first_seen < $1::text::timestamptz",
+    [cutoff],
+  );
+}
+
+/**
+ * Before a visitor's rows are deleted: their counters are taken off and the
+ * visits they belong to noted; after, recomputeErased puts those visits
+ * right from the rows left (other visitors' rows of the same sessions).
+ */
+export async function beforeErase(
+  tx: Queryable,
+  siteId: string,
+  visitorId: string,
+  withLeads: boolean,
+): Promise<void> {
+  const own = "x.site_id = $1 and x.visitor_id = $2";
+  const rows = [storedRows("pageview", own), storedRows("event", own)];
+  if (withLeads) rows.push(storedRows("lead", own));
+  const rowsSql = rows.join(" union all ");
+  await subtractCounters(tx, siteId, rowsSql, [siteId, visitorId]);
+  await tx.exec(`drop table if exists pg_temp.erased_visits;
+    create temp table erased_visits (site_id text, visit_key text)`);
+  await tx.query(
+    `insert into pg_temp.erased_visits select distinct site_id, visit_key from (${rowsSql}) d`,
+    [siteId, visitorId],
+  );
+}
+
+export async function recomputeErased(tx: Queryable): Promise<void> {
+  await recomputeVisits(tx, "select site_id, visit_key from pg_temp.erased_visits", []);
+  await tx.exec("drop table pg_temp.erased_visits");
+}

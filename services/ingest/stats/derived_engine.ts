@@ -1,0 +1,205 @@
+/**
+ * The engine the service uses: a query read from the derived tables
+ * (derived.ts) wherever they give the same answer as the stored rows, the
+ * reference engine (reference.ts) otherwise. Which query reads which table
+ * is in docs/analytics.md ("Which table answers a query").
+ *
+ * - Counters answer page views, events, leads and revenue by time and
+ *   event:name (filters on event:name included) when no visit: dimension or
+ *   filter is asked for.
+ * - Visit slices and visits answer everything else without event: dimensions
+ *   or filters: visitors (distinct visitor keys of the slices in range),
+ *   visits, bounce rate, duration and views per visit (a visit's slices in
+ *   range summed), grouped and filtered by visit: attributes; revenue then
+ *   still comes from the counters when no visit: dimension or filter is asked.
+ * - event:page, conversion_rate, event:name together with visit: dimensions
+ *   or filters, and revenue by visit: attributes read the stored rows.
+ *
+ * The derived tables are exact for any range whose ends are 15-minute UTC
+ * marks (every local midnight of every zone in use); a range that is not
+ * reads the stored rows too.
+ */
+import type { Queryable } from "../../lib/db/mod.ts";
+import { type PartRow, readParts } from "./aggregate.ts";
+import {
+  and,
+  bucketOf,
+  bucketParams,
+  eventFilters,
+  iso,
+  KIND,
+  Params,
+  type Partials,
+  type Plan,
+  VISIT_COLUMN,
+  visitFilters,
+} from "./plan.ts";
+import type { MetricName, VisitDimension } from "./query.ts";
+import { isTimeDimension, isVisitDimension } from "./query.ts";
+import { referenceEngine, referencePartials } from "./reference.ts";
+import type { StatsEngine } from "./service.ts";
+import { VISIT_ATTRIBUTES } from "./derived.ts";
+
+const QUARTER_HOUR_MS = 15 * 60_000;
+const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
+const VISIT_METRICS: MetricName[] = [
+  "visits",
+  "visitors",
+  "bounce_rate",
+  "visit_duration",
+  "views_per_visit",
+];
+
+/** Which derived tables answer a query: "counters", "visits", or undefined (the stored rows). */
+export function derivedPath(plan: Plan): "counters" | "visits" | undefined {
+  const { query } = plan;
+  if (plan.startMs % QUARTER_HOUR_MS !== 0 || plan.endMs % QUARTER_HOUR_MS !== 0) return undefined;
+  if (query.metrics.includes("conversion_rate")) return undefined;
+  const eventDims = [...query.dimensions, ...query.filters.map((f) => f.dimension)]
+    .filter((d) => d.startsWith("event:"));
+  if (eventDims.includes("event:page")) return undefined;
+  const byVisit = query.dimensions.some(isVisitDimension) ||
+    query.filters.some((f) => isVisitDimension(f.dimension));
+  if (eventDims.length > 0) {
+    if (byVisit || !query.metrics.every((m) => ROW_METRICS.includes(m))) return undefined;
+    return "counters";
+  }
+  if (byVisit && query.metrics.includes("revenue")) return undefined;
+  if (byVisit || query.metrics.some((m) => VISIT_METRICS.includes(m))) return "visits";
+  return "counters";
+}
+
+const dims = (cols: string[]) =>
+  [0, 1, 2].map((i) => `${i < cols.length ? `${cols[i]}::text` : "null::text"} as d${i}`)
+    .join(", ");
+const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}` : "");
+
+/** The statement of a query read from the derived tables (path as derivedPath chose). */
+export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
+  const { query } = plan;
+  const site = params.add(plan.siteId);
+  const from = `${params.add(iso(plan.startMs))}::text::timestamptz`;
+  const to = `${params.add(iso(plan.endMs))}::text::timestamptz`;
+  const humans = query.includeBots ? "" : " and not bot";
+  // A bucket's time: the range's data may start inside a 15-minute bucket, where the first bucket starts.
+  const timeCols = new Map<number, { starts: string; ids: string; first: number }>();
+  query.dimensions.forEach((d, i) => {
+    if (!isTimeDimension(d)) return;
+    const buckets = plan.buckets.get(d)!;
+    const b = bucketParams(buckets, params);
+    timeCols.set(i, { ...b, first: buckets.starts[0] });
+  });
+  const ctes: string[] = [];
+  const parts: string[] = [];
+  const levels = query.dimensions.length > 0 ? ["", "g"] : [""];
+  const tag = (level: string, p: string) => (level === "g" ? p : p.toUpperCase());
+  const needsRevenue = query.metrics.includes("revenue");
+
+  const countersFrom = () => {
+    const cols = query.dimensions.map((_d, i) => {
+      const t = timeCols.get(i);
+      if (!t) return `name as g${i}`; // event:name, the only other dimension counters answer
+      const first = `${params.add(iso(t.first))}::text::timestamptz`;
+      return `${bucketOf(`greatest(bucket, ${first})`, t)} as g${i}`;
+    });
+    ctes.push(`c as (
+      select bucket, kind, nullif(name, '') as name, nullif(currency, '') as currency, n, valued,
+             revenue
+        from ingest.stat_counters
+       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}),
+      csel as (select *${cols.length ? ", " + cols.join(", ") : ""} from c
+                where ${and(eventFilters(query, params))})`);
+  };
+  const gcols = query.dimensions.map((_, i) => `g${i}`);
+
+  if (path === "counters") {
+    countersFrom();
+    for (const level of levels) {
+      const cols = level === "g" ? gcols : [];
+      parts.push(`select '${tag(level, "r")}' as part, ${dims(cols)},
+        (sum(n) filter (where kind = ${KIND.pageview}))::text as n1,
+        (sum(n) filter (where kind = ${KIND.event}))::text as n2,
+        (sum(n) filter (where kind = ${KIND.lead}))::text as n3,
+        null::text as n4, null::text as cur
+        from csel ${groupBy(cols)}`);
+    }
+  } else {
+    const visitCols = VISIT_ATTRIBUTES.map((c) => `va.${c}`).join(", ");
+    ctes.push(`s as (
+      select bucket, visit_key, visitor_key, first_at, last_at, pageviews, events, leads
+        from ingest.visit_slices
+       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}),
+      spans as (
+        select visit_key, min(first_at) as first_at, max(last_at) as last_at,
+               sum(pageviews) as pv, sum(events) as ev
+          from s group by visit_key),
+      vf as (
+        select sp.visit_key, sp.first_at, sp.pv, sp.ev,
+               round(extract(epoch from sp.last_at - sp.first_at) * 1000)::bigint as dur_ms,
+               ${visitCols}
+          from spans sp join ingest.visits va on va.site_id = ${site} and va.visit_key = sp.visit_key
+         where ${and(visitFilters(query, params, "va."))})`);
+    const rowSelects = query.dimensions.map((d, i) => {
+      const t = timeCols.get(i);
+      return t
+        ? `${bucketOf("s.first_at", t)} as g${i}`
+        : `vf.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
+    });
+    const visitSelects = query.dimensions.map((d, i) => {
+      const t = timeCols.get(i);
+      return t
+        ? `${bucketOf("vf.first_at", t)} as g${i}`
+        : `vf.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
+    });
+    ctes.push(`srows as (
+      select s.visit_key, s.visitor_key, s.pageviews, s.events, s.leads
+             ${rowSelects.length ? ", " + rowSelects.join(", ") : ""}
+        from s join vf using (visit_key)),
+      svisits as (select vf.pv, vf.ev, vf.dur_ms
+             ${visitSelects.length ? ", " + visitSelects.join(", ") : ""} from vf)`);
+    const visitors = query.metrics.includes("visitors");
+    for (const level of levels) {
+      const cols = level === "g" ? gcols : [];
+      parts.push(`select '${tag(level, "r")}' as part, ${dims(cols)},
+        (sum(pageviews))::text as n1, (sum(events))::text as n2, (sum(leads))::text as n3,
+        ${visitors ? "(count(distinct visitor_key))::text" : "null::text"} as n4,
+        null::text as cur
+        from srows ${groupBy(cols)}`);
+      parts.push(`select '${tag(level, "v")}', ${dims(cols)}, (count(*))::text,
+        (count(*) filter (where pv = 1 and ev = 0))::text, (sum(dur_ms))::text, (sum(pv))::text,
+        null
+        from svisits ${groupBy(cols)}`);
+    }
+    if (needsRevenue) countersFrom();
+  }
+  if (needsRevenue) {
+    for (const level of levels) {
+      const cols = level === "g" ? gcols : [];
+      parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(revenue))::text, null, null,
+        null, currency
+        from csel where kind = ${KIND.event} and valued > 0 ${groupBy([...cols, "currency"])}`);
+    }
+  }
+  return `with ${ctes.join(",\n")}\n${parts.join("\nunion all\n")}`;
+}
+
+/** The partial sums of a plan from the derived tables, or undefined when they cannot answer it. */
+export async function derivedPartials(
+  db: Queryable,
+  plan: Plan,
+): Promise<Partials | undefined> {
+  const path = derivedPath(plan);
+  if (!path) return undefined;
+  const params = new Params();
+  const rows = await db.query<PartRow>(derivedSql(plan, path, params), params.list);
+  return readParts(plan, rows);
+}
+
+/** The service's engine: the derived tables where they answer, the stored rows otherwise. */
+export function derivedEngine(db: Queryable): StatsEngine {
+  const reference = referenceEngine(db);
+  return {
+    extent: reference.extent,
+    partials: async (plan) => (await derivedPartials(db, plan)) ?? referencePartials(db, plan),
+  };
+}

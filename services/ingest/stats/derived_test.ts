@@ -1,0 +1,225 @@
+/**
+ * The derived tables against the stored rows, on both storages: generated
+ * traffic written through the writer, then a set of contract queries
+ * answered from the derived tables and from the rows alone (the reference
+ * engine), in several zones (a 45-minute offset, days of a daylight-saving
+ * change), must agree exactly. Then visitor deletion, retention and the
+ * rebuild keep them equal.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STORAGES } from "../../../test/helpers/env.ts";
+import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage.ts";
+import { migrate } from "../../lib/db/migrate.ts";
+import type { Database } from "../../lib/db/mod.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../migrations.ts";
+import { Partitions } from "../partitions.ts";
+import { writeGroup } from "../writer.ts";
+import { deleteVisitor } from "../erase.ts";
+import { runRetention } from "../retention.ts";
+import { generateVisits, inGroups } from "./generated.ts";
+import { derivedPartials, derivedPath } from "./derived_engine.ts";
+import { referenceEngine, referencePartials } from "./reference.ts";
+import { rebuildSite } from "./derived.ts";
+import { finish } from "./finish.ts";
+import { parseQuery } from "./query.ts";
+import { planQuery, resolveDays } from "./service.ts";
+import type { Json } from "../../lib/stats/wire.ts";
+
+const SITE = "derived";
+const DAY_MS = 86_400_000;
+// Around the end of daylight-saving time in New York (2026-11-01) and the start in Sydney (2026-10-04).
+const FROM = Date.parse("2026-09-28T00:00:00Z");
+const TO = Date.parse("2026-11-05T00:00:00Z");
+const ZONES = ["UTC", "Asia/Kathmandu", "America/New_York", "Australia/Sydney"];
+
+const QUERIES: Record<string, Json>[] = [
+  {
+    metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+    dimensions: ["time:day", "visit:channel"],
+  },
+  { metrics: ["pageviews", "visitors", "views_per_visit"], dimensions: ["time:hour"] },
+  { metrics: ["pageviews", "events", "leads", "revenue"], dimensions: ["time:month"] },
+  { metrics: ["pageviews", "events", "leads"], dimensions: ["time:week"] },
+  { metrics: ["visitors", "visits"], dimensions: ["visit:entry_page", "visit:source"] },
+  {
+    metrics: ["visits", "visitors", "pageviews"],
+    dimensions: ["visit:country", "visit:device", "visit:browser"],
+  },
+  {
+    metrics: ["visits", "bounce_rate"],
+    dimensions: ["visit:visitor_type", "visit:utm_campaign"],
+    filters: [["is_not", "visit:channel", ["direct"]]],
+  },
+  {
+    metrics: ["pageviews", "visitors"],
+    dimensions: ["time:day"],
+    filters: [["contains", "visit:entry_page", ["BLOG"]]],
+  },
+  { metrics: ["events", "revenue"], dimensions: ["event:name", "time:day"] },
+  { metrics: ["events", "revenue"], filters: [["is", "event:name", ["purchase"]]] },
+  { metrics: ["revenue", "visitors", "visit_duration"], dimensions: ["time:day"] },
+  { metrics: ["visitors"], include: { bots: true } },
+  {
+    metrics: ["visits", "pageviews"],
+    dimensions: ["time:hour", "visit:channel"],
+    include: { bots: true },
+  },
+];
+const RANGES: Json[] = [
+  ["2026-10-01", "2026-10-31"],
+  ["2026-11-01", "2026-11-01"],
+  ["2026-10-04", "2026-10-04"],
+  ["2026-10-10", "2026-10-12"],
+];
+
+async function answersOf(db: Database, body: Record<string, Json>, zone: string) {
+  const query = parseQuery({ limit: 10_000, include: { totals: true }, ...body });
+  const days = await resolveDays(query.dateRange, Temporal.PlainDate.from("2026-11-04"), () => {
+    throw new Error("no preset here");
+  });
+  const plan = await planQuery(referenceEngine(db), SITE, query, zone, days);
+  const derived = await derivedPartials(db, plan);
+  return {
+    path: derivedPath(plan),
+    derived: derived && finish(query, derived),
+    reference: finish(query, await referencePartials(db, plan)),
+  };
+}
+
+/** Every query in every zone and range: derived == reference; answers how many used each path. */
+async function compareAll(
+  db: Database,
+  zones = ZONES,
+  ranges = RANGES,
+): Promise<Record<string, number>> {
+  const used: Record<string, number> = {};
+  for (const zone of zones) {
+    for (const date_range of ranges) {
+      for (const body of QUERIES) {
+        const { path, derived, reference } = await answersOf(db, { ...body, date_range }, zone);
+        used[path ?? "rows"] = (used[path ?? "rows"] ?? 0) + 1;
+        expect(derived, `${JSON.stringify(body)} ${zone} ${date_range}`).toEqual(reference);
+      }
+    }
+  }
+  return used;
+}
+
+async function derivedCounts(db: Database) {
+  const [row] = await db.query<{ c: number; s: number; v: number }>(
+    `select (select count(*) from ingest.stat_counters where site_id = $1)::int as c,
+            (select count(*) from ingest.visit_slices where site_id = $1)::int as s,
+            (select count(*) from ingest.visits where site_id = $1)::int as v`,
+    [SITE],
+  );
+  return row;
+}
+
+describe.each(STORAGES)("the derived tables on %s", (storage) => {
+  let fresh: FreshDatabase;
+  let db: Database;
+
+  beforeAll(async () => {
+    fresh = await freshDatabase(storage);
+    db = fresh.db;
+    await migrate(db, INGEST_SCHEMA, ingestMigrations);
+    const months = [];
+    for (let at = FROM; at < TO + 31 * DAY_MS; at += 28 * DAY_MS) months.push(at);
+    await new Partitions(db).ensure(months);
+    const visits = generateVisits({
+      siteId: SITE,
+      fromMs: FROM,
+      toMs: TO,
+      pageViews: 3000,
+      eventsPerView: 0.3,
+      seed: 7,
+    });
+    for (const group of inGroups(visits, 60)) {
+      await db.transaction((tx) => writeGroup(tx, group));
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await fresh?.drop();
+  });
+
+  it("answer every contract query as the stored rows do", async () => {
+    const used = await compareAll(db);
+    // The comparison means something only if most queries did read the derived tables.
+    expect(used.visits).toBeGreaterThan(100);
+    expect(used.counters).toBeGreaterThan(30);
+    const sample = await answersOf(db, { ...QUERIES[0], date_range: RANGES[0] }, "UTC");
+    expect(sample.reference.rows.length).toBeGreaterThan(50);
+  }, 120_000);
+
+  it("lose exactly a deleted visitor's rows, in the same transaction", async () => {
+    const [{ visitor_id: visitor }] = await db.query<{ visitor_id: string }>(
+      `select visitor_id from ingest.page_views where site_id = $1 and visitor_id is not null
+        group by visitor_id order by count(*) desc limit 1`,
+      [SITE],
+    );
+    const total = async () => {
+      const q = parseQuery({
+        metrics: ["pageviews", "events", "visitors"],
+        date_range: ["2026-01-01", "2026-12-31"],
+      });
+      const days = await resolveDays(q.dateRange, Temporal.PlainDate.from("2026-11-04"), () => {
+        throw new Error("no preset");
+      });
+      const plan = await planQuery(referenceEngine(db), SITE, q, "UTC", days);
+      return finish(q, (await derivedPartials(db, plan))!).rows[0].metrics as number[];
+    };
+    const before = await total();
+    const [own] = await db.query<{ pv: number; ev: number }>(
+      `select (select count(*) from ingest.page_views where site_id = $1 and visitor_id = $2
+                and not bot)::int as pv,
+              (select count(*) from ingest.events where site_id = $1 and visitor_id = $2
+                and bot is not true)::int as ev`,
+      [SITE, visitor],
+    );
+    expect(own.pv).toBeGreaterThan(0);
+    await deleteVisitor(db, SITE, visitor, true);
+    const after = await total();
+    expect(after).toEqual([before[0] - own.pv, before[1] - own.ev, before[2] - 1]);
+    await compareAll(db, ["Asia/Kathmandu"], RANGES.slice(0, 2));
+  }, 120_000);
+
+  it("stay equal to the rows after retention, and a rebuild finds nothing to change", async () => {
+    const now = Date.parse("2026-11-20T10:07:00Z");
+    await runRetention(db, new Partitions(db), 40, now); // cutoff 2026-10-11T10:07Z, mid-bucket
+    const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
+    expect(changes.map((c) => [c.added, c.removed, c.changed])).toEqual([[0, 0, 0], [0, 0, 0], [
+      0,
+      0,
+      0,
+    ]]);
+    await compareAll(db, ["America/New_York"], RANGES.slice(0, 2));
+  }, 120_000);
+
+  it("are put right by a rebuild, which reports what it changed", async () => {
+    const before = await derivedCounts(db);
+    await db.query(
+      `update ingest.stat_counters set n = n + 5
+        where ctid = (select ctid from ingest.stat_counters where site_id = $1 limit 1)`,
+      [SITE],
+    );
+    await db.query(
+      `delete from ingest.visit_slices
+        where ctid in (select ctid from ingest.visit_slices where site_id = $1 limit 3)`,
+      [SITE],
+    );
+    await db.query(
+      `insert into ingest.visits (site_id, visit_key, first_seen, last_seen, first_rank,
+                                  first_at, first_seq)
+       values ($1, 'sghost', now(), now(), false, now(), 0)`,
+      [SITE],
+    );
+    const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
+    expect(changes).toEqual([
+      { table: "ingest.stat_counters", added: 0, removed: 0, changed: 1 },
+      { table: "ingest.visit_slices", added: 3, removed: 0, changed: 0 },
+      { table: "ingest.visits", added: 0, removed: 1, changed: 0 },
+    ]);
+    expect(await derivedCounts(db)).toEqual(before);
+    await compareAll(db, ["UTC"], RANGES.slice(0, 1));
+  }, 120_000);
+});

@@ -20,14 +20,21 @@ export interface CachedAnswer {
 const MAX_ANSWERS = 20_000;
 /** The default byte budget (RESPONSE_CACHE_MAX_BYTES). */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
-/** Bookkeeping per kept answer beyond its body, key and ETag (objects, map slot); an estimate. */
-const ENTRY_OVERHEAD = 200;
+/**
+ * Bookkeeping per kept answer beyond its body, key and ETag: the objects, the
+ * map slot and the header records content_api.ts prepares for it; an estimate.
+ */
+const ENTRY_OVERHEAD = 1024;
 
-/** What one kept answer costs in memory, as the byte budget counts it. */
+/**
+ * What one kept answer costs in memory, as the byte budget counts it: its
+ * body twice (the bytes, and the text content_api.ts prepares from them and
+ * keeps as long as the answer lives; one byte a character for ASCII JSON),
+ * key and ETag (JavaScript strings, two bytes a character at most).
+ */
 export function answerBytes(key: string, answer: CachedAnswer | undefined): number {
-  // Keys and ETags are JavaScript strings: two bytes a character at most.
   return ENTRY_OVERHEAD + key.length * 2 +
-    (answer ? answer.body.byteLength + answer.etag.length * 2 : 0);
+    (answer ? 2 * answer.body.byteLength + answer.etag.length * 2 : 0);
 }
 
 export class ResponseCache {

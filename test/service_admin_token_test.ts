@@ -3,10 +3,19 @@
  * without ADMIN_TOKEN (the admin RPCs would be open to the network), and
  * starts on loopback without it or anywhere with it. The refusal comes before
  * storage is needed, so the runs without DATABASE_URL stop at the next check,
- * which shows the token check was passed.
+ * which shows the token check was passed. With ADMIN_TOKEN set, every admin
+ * service of every service refuses a call without it or with a wrong one
+ * (the comparison itself, constant-time, is in services/lib/rpc/interceptors.ts).
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { runTask } from "./helpers/process.ts";
+import { startTestSystem, type TestSystem } from "./helpers/system.ts";
+import { serviceClient } from "../services/lib/rpc/client.ts";
+import { SiteAdminService } from "../services/lib/gen/crm/admin/v1/site_admin_pb.ts";
+import { AuthAdminService } from "../services/lib/gen/crm/auth/v1/auth_pb.ts";
+import { IngestAdminService } from "../services/lib/gen/crm/ingest/v1/ingest_pb.ts";
+import { Health } from "../services/lib/gen/grpc/health/v1/health_pb.ts";
 
 const NO_STORAGE = { DATABASE_URL: "", REDIS_URL: "" };
 
@@ -41,5 +50,62 @@ describe("deno task service and ADMIN_TOKEN", { timeout: 60_000 }, () => {
     const run = await runTask(["service", "gateway"], { ...NO_STORAGE, HOST: "0.0.0.0" });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("gateway needs REDIS_URL");
+  });
+});
+
+describe("admin RPCs with ADMIN_TOKEN set", () => {
+  const TOKEN = "operator-token-0123456789";
+  let sys: TestSystem;
+
+  beforeAll(async () => {
+    sys = await startTestSystem({ env: { ADMIN_TOKEN: TOKEN } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await sys?.close();
+  });
+
+  /** One harmless call per admin service each service mounts, with the given token (or none). */
+  function calls(adminToken?: string): [string, () => Promise<unknown>][] {
+    const { authUrl, contentUrl, ingestUrl } = sys.config;
+    const options = { adminToken };
+    const site = (url: string) => serviceClient(SiteAdminService, url, options);
+    return [
+      ["auth SiteAdminService", () => site(authUrl).migrate({})],
+      ["content SiteAdminService", () => site(contentUrl).migrate({})],
+      ["ingest SiteAdminService", () => site(ingestUrl).migrate({})],
+      ["AuthAdminService", () => serviceClient(AuthAdminService, authUrl, options).listSites({})],
+      [
+        "IngestAdminService",
+        () =>
+          serviceClient(IngestAdminService, ingestUrl, options).exportEvents({ siteId: "none" }),
+      ],
+    ];
+  }
+
+  it("refuses every admin call without the token or with a wrong one", async () => {
+    for (const token of [undefined, "wrong", TOKEN.slice(0, -1), `${TOKEN}x`]) {
+      for (const [name, call] of calls(token)) {
+        const refused = await call().then(() => undefined, (error) => error);
+        expect(refused, `${name} with ${token}`).toBeInstanceOf(ConnectError);
+        expect(refused.code, `${name} with ${token}`).toBe(Code.Unauthenticated);
+      }
+    }
+  });
+
+  it("lets every admin call through with the token", async () => {
+    for (const [name, call] of calls(TOKEN)) {
+      // Past the token the service answers: a result, or its own refusal (no such site).
+      const outcome = await call().then(() => "answered", (error) => error);
+      if (outcome !== "answered") {
+        expect(outcome, name).toBeInstanceOf(ConnectError);
+        expect(outcome.code, name).toBe(Code.NotFound);
+      }
+    }
+  });
+
+  it("keeps the services the gateway calls open without the token", async () => {
+    const health = serviceClient(Health, sys.config.contentUrl);
+    expect((await health.check({ service: "" })).status).toBe(1); // SERVING
   });
 });

@@ -8,6 +8,12 @@
  */
 import type { HttpLimits } from "../lib/config.ts";
 import { jsonError, type Middleware } from "./http.ts";
+import { meter } from "../lib/telemetry.ts";
+
+const refusals = meter.createCounter("crm.gateway.refused", {
+  description: "Requests refused at once for a bound on what the gateway holds, per reason",
+  unit: "{request}",
+});
 
 /**
  * The JSON error for a request whose head is over a bound, or undefined. Only
@@ -79,9 +85,15 @@ const ALWAYS_SERVED = new Set(["/livez"]);
 export function requestLimits(limits: HttpLimits, inFlight = new InFlight(limits)): Middleware {
   return async (ctx, next) => {
     const refused = headRefusal(ctx.request, ctx.url, limits);
-    if (refused) return refused;
+    if (refused) {
+      refusals.add(1, {
+        "crm.refusal": refused.status === 414 ? "url_too_long" : "headers_too_large",
+      });
+      return refused;
+    }
     if (ALWAYS_SERVED.has(ctx.url.pathname)) return await next();
     if (!inFlight.enter(ctx.connection)) {
+      refusals.add(1, { "crm.refusal": "overloaded" });
       return jsonError(503, { message: "overloaded" }, { "retry-after": "1" });
     }
     try {

@@ -1,6 +1,7 @@
 /** The gateway's middlewares, in the order server.ts chains them. */
 import type { Logger } from "../lib/log.ts";
 import { maskUrl } from "../lib/log.ts";
+import { truncateIp } from "../lib/ip.ts";
 import { jsonError, type Middleware } from "./http.ts";
 import {
   activeSpan,
@@ -58,7 +59,9 @@ export const requestIdHeader: Middleware = async (ctx, next) => {
 
 /**
  * One log line per request. The URL is masked, so the `key` query parameter
- * (a site key) never reaches a log.
+ * (a site key) never reaches a log, and the client address is truncated as
+ * it is for storage (IPv4 to its /24, IPv6 to its /48): a full address is
+ * personal data that logs, kept and shipped elsewhere, must not hold.
  */
 export function accessLog(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -71,7 +74,7 @@ export function accessLog(log: Logger): Middleware {
       route: ctx.route,
       status: response.status,
       ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
-      ip: ctx.ip,
+      ip: truncateIp(ctx.ip),
       requestId: ctx.requestId,
     };
     if (failed) log.warn("request", fields);

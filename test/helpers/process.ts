@@ -51,6 +51,8 @@ export interface StartedProcess {
   /** Everything printed on stdout up to the listening line. */
   banner: string;
   process: Deno.ChildProcess;
+  /** Everything the process printed so far: stdout (banner included) and stderr (the logs). */
+  output(): { stdout: string; stderr: string };
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number>;
 }
@@ -81,6 +83,15 @@ export async function startTask(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  // Read from the start, so a chatty log level never fills the pipe before the banner.
+  let stderr = "";
+  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({
+      write(chunk) {
+        stderr += chunk;
+      },
+    }),
+  ).catch(() => {});
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let banner = "";
   const deadline = setTimeout(() => child.kill("SIGKILL"), 60_000);
@@ -88,22 +99,27 @@ export async function startTask(
     const { value, done } = await reader.read();
     if (done) {
       clearTimeout(deadline);
-      const stderr = await new Response(child.stderr).text();
+      await child.status;
       throw new Error(`start exited before listening:\n${banner}\n${stderr}`);
     }
     banner += value;
   }
   clearTimeout(deadline);
-  // Keep draining so the child never blocks on a full pipe.
+  // Keep draining so the child never blocks on a full pipe; what it prints is kept for output().
+  let stdout = banner;
   (async () => {
-    while (!(await reader.read()).done) { /* discard */ }
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stdout += value;
+    }
   })().catch(() => {});
-  child.stderr.pipeTo(new WritableStream()).catch(() => {});
   const url = /gateway listening on (\S+)/.exec(banner)![1];
   return {
     url,
     banner,
     process: child,
+    output: () => ({ stdout, stderr }),
     async stop() {
       child.kill("SIGTERM");
       return (await child.status).code;

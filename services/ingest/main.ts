@@ -47,9 +47,10 @@ export function groupCommitFor(
     {
       maxConcurrent: db.kind === "pglite" ? 1 : 2,
       maxItems: MAX_ITEMS_PER_COMMIT,
-      // Below the gateway's 10 s deadline for ingest calls, so a database
-      // that stopped answering is a 503 service_unavailable, not a 504.
-      timeoutMs: 5_000,
+      // Well below the gateway's 10 s deadline for ingest calls (a request
+      // may wait behind a batch call before its own), so a database that
+      // stopped answering is a 503 service_unavailable, not a 504.
+      timeoutMs: 3_000,
     },
   );
 }

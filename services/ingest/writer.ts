@@ -33,7 +33,12 @@ import {
   SESSIONS,
   VISITORS,
 } from "./tables.ts";
-import { insertWithUpkeep } from "./stats/derived.ts";
+import {
+  addCounters,
+  type CounterDelta,
+  insertLeadsWithUpkeep,
+  insertWithUpkeep,
+} from "./stats/derived.ts";
 
 const key = (site: string, id: string) => `${site}\u0000${id}`;
 const json = (rows: unknown[]) => JSON.stringify(rows);
@@ -115,9 +120,12 @@ export async function writeGroup(
 
   const newVisitor = await writeVisitors(tx, views);
   const sessions = await writeSessions(tx, views, [...events, ...leads].map((e) => e.row));
-  await writePageViews(tx, views, newVisitor, sessions, upkeep);
-  await writeEvents(tx, events, sessions, results, upkeep);
+  const deltas: CounterDelta[] = [];
+  await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas);
+  await writeEvents(tx, events, sessions, results, upkeep, deltas);
   await writeLeads(tx, leads, sessions, results, upkeep);
+  // Last: the hot rows of the reports' counters are locked only until the commit that follows.
+  await addCounters(tx, deltas);
   return results;
 }
 
@@ -285,6 +293,7 @@ async function writePageViews(
   newVisitor: Map<number, boolean | null>,
   sessions: Map<string, SessionInfo>,
   upkeep: boolean,
+  deltas: CounterDelta[],
 ): Promise<void> {
   if (views.length === 0) return;
   const rows: RowOf<typeof PAGE_VIEWS.columns>[] = views.map(({ index, row }) => {
@@ -298,7 +307,11 @@ async function writePageViews(
       new_visitor: newVisitor.get(index) ?? null,
     };
   });
-  await tx.query(insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, undefined, upkeep), [json(rows)]);
+  deltas.push(
+    ...await tx.query<CounterDelta>(insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, upkeep), [
+      json(rows),
+    ]),
+  );
 }
 
 /**
@@ -325,6 +338,7 @@ async function writeEvents(
   sessions: Map<string, SessionInfo>,
   results: WriteResult[],
   upkeep: boolean,
+  deltas: CounterDelta[],
 ): Promise<void> {
   if (events.length === 0) return;
   // An id seen earlier in this group is a duplicate of that item.
@@ -353,7 +367,9 @@ async function writeEvents(
   const stored = events.filter((e) => !results[e.index].duplicate);
   if (stored.length === 0) return;
   const rows: RowOf<typeof EVENTS.columns>[] = stored.map(({ row }) => inherit(row, sessions));
-  await tx.query(insertWithUpkeep("event", INSERT_EVENTS, undefined, upkeep), [json(rows)]);
+  deltas.push(
+    ...await tx.query<CounterDelta>(insertWithUpkeep("event", INSERT_EVENTS, upkeep), [json(rows)]),
+  );
   // The first event of a type locks its name: an import that drops the type archives it.
   const types = new Map<string, { site_id: string; name: string }>();
   for (const { row } of stored) types.set(key(row.site_id, row.name), row);
@@ -390,7 +406,7 @@ async function writeLeads(
   const rows: RowOf<typeof LEADS.columns>[] = proposed.map(({ row }) => inherit(row, sessions))
     .sort(byKey((r) => r.lead_id ?? ""));
   const added = await tx.query<{ id: string }>(
-    insertWithUpkeep("lead", INSERT_LEADS, "id::text as id", upkeep),
+    insertLeadsWithUpkeep(INSERT_LEADS, "id::text as id", upkeep),
     [json(rows)],
   );
   const fresh = new Set(added.map((r) => r.id));

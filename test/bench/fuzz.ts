@@ -415,7 +415,15 @@ export function problemOf(request: FuzzRequest, outcome: Outcome): string | unde
 
 /** Sends `count` generated requests from `concurrency` clients; nothing here throws. */
 export async function fuzzHttp(
-  options: { url: string; keys: Keys; count: number; seed: number; concurrency?: number },
+  options: {
+    url: string;
+    keys: Keys;
+    count: number;
+    seed: number;
+    concurrency?: number;
+    /** Kept up to date with the count of answered requests. */
+    progress?: { sent: number };
+  },
 ): Promise<FuzzResult> {
   const rng = seeded(options.seed);
   const result: FuzzResult = { sent: 0, byStatus: {}, byMode: {}, findings: [], problems: {} };
@@ -435,6 +443,7 @@ export async function fuzzHttp(
         outcome = { status: `error: ${(error as Error).name}`, contentType: "", body: "" };
       }
       result.sent++;
+      if (options.progress) options.progress.sent = result.sent;
       tally(result.byStatus, outcome.status);
       tally(result.byMode, request.mode);
       const problem = problemOf(request, outcome);
@@ -510,8 +519,13 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   }
 }
 
-/** RSS may grow at most this much past its value after the warm-up. */
-const RSS_GROWTH_LIMIT = 1.5;
+/**
+ * RSS is bounded when it stays under a ceiling and levels off: the caches
+ * (responses, key resolutions, rate-limit windows) fill to their bounds
+ * early in the run, and past its middle RSS may grow at most 10% more.
+ */
+const RSS_CEILING_MB = 512;
+const RSS_LATE_GROWTH = 1.1;
 
 export async function run(): Promise<BenchReport> {
   const count = Number(Deno.env.get("FUZZ_REQUESTS") ?? 100_000);
@@ -524,9 +538,16 @@ export async function run(): Promise<BenchReport> {
     await fuzzHttp({ url: system.url, keys, count: 2_000, seed: seed + 1 });
     const rssStart = rssMb(pid);
     let rssPeak = rssStart;
-    const sampler = setInterval(() => rssPeak = Math.max(rssPeak, rssMb(pid)), 1_000);
+    /** [requests answered so far, RSS MB], every second. */
+    const samples: [number, number][] = [];
+    const progress = { sent: 0 };
+    const sampler = setInterval(() => {
+      const now = rssMb(pid);
+      rssPeak = Math.max(rssPeak, now);
+      samples.push([progress.sent, now]);
+    }, 1_000);
     const started = performance.now();
-    const result = await fuzzHttp({ url: system.url, keys, count, seed });
+    const result = await fuzzHttp({ url: system.url, keys, count, seed, progress });
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const rssEnd = rssMb(pid);
@@ -540,7 +561,10 @@ export async function run(): Promise<BenchReport> {
     await read.body?.cancel();
 
     const problems = Object.entries(result.problems).map(([k, v]) => `${k}: ${v}`);
-    const rssOk = rssPeak <= rssStart * RSS_GROWTH_LIMIT;
+    const atHalf = samples.find(([sent]) => sent >= count / 2)?.[1] ?? rssStart;
+    const rssOk = rssPeak <= RSS_CEILING_MB && rssEnd <= atHalf * RSS_LATE_GROWTH;
+    const curve = samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0)
+      .map(([sent, mb]) => `${sent}: ${mb}`).join(", ");
     const failed = problems.length > 0 || !rssOk || !healthy || !readOk;
     const report: BenchReport = {
       name: "fuzz",
@@ -555,7 +579,10 @@ export async function run(): Promise<BenchReport> {
         `problems (500s, non-JSON errors of the public routes, unanswered requests): ${
           problems.length ? problems.join(", ") : "none"
         }`,
-        `RSS of the system process: ${rssStart} MB after warm-up, peak ${rssPeak} MB, ${rssEnd} MB at the end (bound: ${RSS_GROWTH_LIMIT}× the start)`,
+        `RSS of the system process: ${rssStart} MB after warm-up, ${atHalf} MB at half the ` +
+        `requests, peak ${rssPeak} MB, ${rssEnd} MB at the end (bound: ${RSS_CEILING_MB} MB, ` +
+        `and at most +${Math.round((RSS_LATE_GROWTH - 1) * 100)}% from the half to the end): ` +
+        `${rssOk ? "held" : "EXCEEDED"}; requests answered: MB ${curve}`,
         `afterwards: /healthz ${health.status}, hot page read ${read.status}`,
         `storage: ${storage}`,
         ...result.findings.slice(0, 10).map((f) => `finding: ${JSON.stringify(f)}`),

@@ -24,6 +24,22 @@ function indexOfHeaderEnd(buffer: Uint8Array, length: number): number {
   return -1;
 }
 
+/** Where a chunked body that starts at `from` ends (just past its last chunk), or -1. */
+function indexOfLastChunk(buffer: Uint8Array, from: number, length: number): number {
+  let at = from;
+  while (at < length) {
+    const lineEnd = buffer.indexOf(10, at);
+    if (lineEnd < 0 || lineEnd >= length) return -1;
+    const size = parseInt(decoder.decode(buffer.subarray(at, lineEnd)).trim(), 16);
+    if (size === 0) {
+      return length - lineEnd - 1 >= 2 ? lineEnd + 1 + 2 : -1;
+    }
+    if (Number.isNaN(size)) throw new Error("malformed chunked body");
+    at = lineEnd + 1 + size + 2;
+  }
+  return -1;
+}
+
 export class HttpConnection {
   #conn: Deno.TcpConn;
   #buffer = new Uint8Array(64 * 1024);
@@ -42,10 +58,23 @@ export class HttpConnection {
     return new HttpConnection(conn, u.host);
   }
 
-  async post(path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+  post(path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+    return this.send("POST", path, headers, body);
+  }
+
+  get(path: string, headers: Record<string, string>): Promise<Answer> {
+    return this.send("GET", path, headers, "");
+  }
+
+  async send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<Answer> {
     const payload = encoder.encode(body);
     let head =
-      `POST ${path} HTTP/1.1\r\nhost: ${this.#host}\r\ncontent-length: ${payload.length}\r\n`;
+      `${method} ${path} HTTP/1.1\r\nhost: ${this.#host}\r\ncontent-length: ${payload.length}\r\n`;
     for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
     const headBytes = encoder.encode(head + "\r\n");
     const request = new Uint8Array(headBytes.length + payload.length);
@@ -73,8 +102,13 @@ export class HttpConnection {
     const head = decoder.decode(this.#buffer.subarray(0, end));
     const status = Number(head.slice(9, 12));
     const match = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-    const bodyLength = match ? Number(match[1]) : 0;
-    const total = end + 4 + bodyLength;
+    let total = end + 4 + (match ? Number(match[1]) : 0);
+    if (!match && /\r\ntransfer-encoding:\s*chunked/i.test(head)) {
+      // A chunked body ends with a chunk of size 0; its bytes are kept as they came.
+      let last: number;
+      while ((last = indexOfLastChunk(this.#buffer, end + 4, this.#length)) < 0) await this.#fill();
+      total = last;
+    }
     while (this.#length < total) await this.#fill();
     const body = decoder.decode(this.#buffer.subarray(end + 4, total));
     this.#buffer.copyWithin(0, total, this.#length);

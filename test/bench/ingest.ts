@@ -7,6 +7,9 @@
  * In the same run the same rows are bulk-inserted straight into the same
  * Postgres (multi-row INSERT ... SELECT FROM json_to_recordset, 1000 rows a
  * statement, ids into ingest.event_ids as the service does), for comparison.
+ * The end-to-end run is made twice, the second time with the reports'
+ * derived tables not kept (STATS_UPKEEP=off), to show what their upkeep
+ * costs.
  */
 import type { BenchReport } from "./main.ts";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
@@ -250,6 +253,21 @@ export async function run(): Promise<BenchReport> {
   const db = await openPostgres(fresh.url, { poolSize: 2 });
   try {
     report.rows.push(await httpRow("HTTP end to end (durable)", server.url, db));
+    await server.stop();
+    // The same without derived-table upkeep (a setting for this comparison only).
+    const bare = await startTask(["--seed", seedFile], {
+      DATABASE_URL: fresh.url,
+      REDIS_URL: "",
+      STATS_UPKEEP: "off",
+      ...RAISED_LIMITS,
+    }, { direct: true });
+    try {
+      report.rows.push(
+        await httpRow("HTTP end to end, derived tables not kept (STATS_UPKEEP=off)", bare.url, db),
+      );
+    } finally {
+      await bare.stop();
+    }
     const bulkSeconds = await bulkInsert(db, `${uniqueId("b")}-bulk`, EVENTS);
     report.rows.push({
       path: "bulk INSERT, 1000 rows a statement",
@@ -261,7 +279,6 @@ export async function run(): Promise<BenchReport> {
       "p99 ms": null,
       "stored rows": EVENTS,
     });
-    await server.stop();
     if (REDIS_URL) {
       const cluster = await startCluster(fresh.url, REDIS_URL, JSON.stringify(manifest));
       try {

@@ -18,7 +18,7 @@ export interface BenchReport {
   notes?: string[];
 }
 
-const AVAILABLE = ["content", "ingest", "retention", "fuzz", "soak"];
+const AVAILABLE = ["content", "ingest", "retention", "stats", "footprint", "fuzz", "soak"];
 
 async function exists(name: string): Promise<boolean> {
   try {

@@ -63,11 +63,19 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Postgres faults", () => 
       // Back without a restart: a new event is acknowledged within seconds.
       load.phase = "recovery";
       const recovered = performance.now();
-      await expect.poll(async () => {
-        const answer = await sendEvent(cluster.url, uniqueId("pg-probe-"));
-        await answer.body?.cancel();
-        return answer.status;
-      }, { timeout: 20_000, interval: 250 }).toBe(200);
+      try {
+        await expect.poll(async () => {
+          const answer = await sendEvent(cluster.url, uniqueId("pg-probe-"));
+          await answer.body?.cancel();
+          return answer.status;
+        }, { timeout: 20_000, interval: 250 }).toBe(200);
+      } catch (error) {
+        console.log(
+          `[fault postgres] no recovery; answers ${JSON.stringify(load.tallies)}; ` +
+            `ingest-service wrote: ${cluster.processes.ingest.stderr().slice(-3000)}`,
+        );
+        throw error;
+      }
       const recoveryMs = Math.round(performance.now() - recovered);
       load.phase = "after";
       await sleep(2_000);

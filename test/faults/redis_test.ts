@@ -7,60 +7,28 @@
  * back to Redis when Redis returns.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresUrl } from "../helpers/storage.ts";
 import { Redis } from "ioredis";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
-import { type RunningProcess, runningServices, runTask, startService } from "../helpers/process.ts";
-import { type Proxy, startToxiproxy, TOXIPROXY, type Toxiproxy } from "../helpers/toxiproxy.ts";
+import { TOXIPROXY } from "../helpers/toxiproxy.ts";
+import {
+  type FaultCluster,
+  SECRET_KEY,
+  SITE_KEY,
+  startFaultCluster,
+} from "../helpers/fault_cluster.ts";
 
-const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
-const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 /** The Redis command timeout (services/lib/redis.ts), plus room for a loaded 2-core machine. */
 const MAX_WAIT_MS = 500 + 700;
 
 describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
-  const suffix = uniqueId("");
-  const prefix = `crmfault${suffix}:`;
-  let toxiproxy: Toxiproxy;
-  let redisProxy: Proxy;
-  let gateway: RunningProcess;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let cluster: FaultCluster;
 
   beforeAll(async () => {
-    const fresh = await freshPostgresUrl();
-    dropDatabase = fresh.drop;
-    toxiproxy = await startToxiproxy();
-    const redis = new URL(REDIS_URL!);
-    redisProxy = await toxiproxy.proxy(
-      `redis_${suffix}`,
-      `${redis.hostname}:${redis.port || 6379}`,
-    );
-    const env = {
-      DATABASE_URL: fresh.url,
-      REDIS_URL: `redis://${redisProxy.listen}`,
-      REDIS_KEY_PREFIX: prefix,
-      LOG_LEVEL: "info",
-    };
-    const migrated = await runTask(["admin", "migrate", "--database"], env);
-    expect(migrated.code, migrated.stderr).toBe(0);
-    const [auth, content, ingest] = [
-      await startService("auth", { ...env, GRPC_PORT: "0" }),
-      await startService("content", { ...env, GRPC_PORT: "0" }),
-      await startService("ingest", { ...env, GRPC_PORT: "0" }),
-    ];
-    const urls = { AUTH_URL: auth.url, CONTENT_URL: content.url, INGEST_URL: ingest.url };
-    const imported = await runTask(
-      ["admin", "import", "test/fixtures/contract-example.json"],
-      { ...env, ...urls },
-    );
-    expect(imported.code, imported.stderr).toBe(0);
-    gateway = await startService("gateway", { ...env, ...urls, PORT: "0" });
+    cluster = await startFaultCluster({ redisProxy: true, env: { LOG_LEVEL: "info" } });
   }, 120_000);
 
   afterAll(async () => {
-    for (const running of runningServices) await running.stop();
-    await toxiproxy?.stop();
-    await dropDatabase?.();
+    await cluster?.close();
   });
 
   /** A content read and a server event; their statuses and the slower one's time. */
@@ -70,8 +38,8 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
     for (let i = 0; i < n; i++) {
       const started = performance.now();
       const [read, event] = await Promise.all([
-        fetch(`${gateway.url}/content/v1/pages/home`, { headers: { "x-crm-key": SITE_KEY } }),
-        fetch(`${gateway.url}/marketing/event`, {
+        fetch(`${cluster.url}/content/v1/pages/home`, { headers: { "x-crm-key": SITE_KEY } }),
+        fetch(`${cluster.url}/marketing/event`, {
           method: "POST",
           headers: { "content-type": "application/json", "x-event-key": SECRET_KEY },
           body: JSON.stringify({ name: "signup", event_id: uniqueId("fault-") }),
@@ -90,7 +58,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
     const redis = new Redis(REDIS_URL!, { lazyConnect: true });
     await redis.connect();
     try {
-      return (await redis.keys(`${prefix}*`)).length;
+      return (await redis.keys(`${cluster.redisKeyPrefix}*`)).length;
     } finally {
       redis.disconnect();
     }
@@ -102,6 +70,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
     expect(await counterKeys()).toBeGreaterThan(0);
 
     // Slow: every reply 800 ms late, beyond the command timeout.
+    const redisProxy = cluster.proxies.redis!;
     const slow = await redisProxy.toxic("latency", { latency: 800 });
     const slowRun = await traffic(10);
     expect(slowRun.statuses).toEqual({ 200: 20 });
@@ -120,14 +89,14 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Redis faults", () => {
     const downRun = await traffic(20);
     expect(downRun.statuses).toEqual({ 200: 40 });
     expect(downRun.slowest).toBeLessThan(MAX_WAIT_MS);
-    expect(gateway.stderr()).toContain("rate limits: Redis failed");
+    expect(cluster.processes.gateway.stderr()).toContain("rate limits: Redis failed");
 
     // Back: within a few seconds the windows are in Redis again.
     await redisProxy.enable();
     const before = await counterKeys();
     await expect.poll(async () => {
       await traffic(2);
-      return gateway.stderr().includes("rate limits: Redis is back");
+      return cluster.processes.gateway.stderr().includes("rate limits: Redis is back");
     }, { timeout: 15_000, interval: 500 }).toBe(true);
     const flushed = await traffic(5);
     expect(flushed.statuses).toEqual({ 200: 10 });

@@ -7,70 +7,30 @@
  * for an event that was not stored; everything recovers without a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresUrl } from "../helpers/storage.ts";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
-import { type RunningProcess, runningServices, runTask, startService } from "../helpers/process.ts";
-import { type Proxy, startToxiproxy, TOXIPROXY, type Toxiproxy } from "../helpers/toxiproxy.ts";
-
-const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
-const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
+import { runTask } from "../helpers/process.ts";
+import { TOXIPROXY } from "../helpers/toxiproxy.ts";
+import {
+  type FaultCluster,
+  sendEvent as send,
+  SITE_KEY,
+  startFaultCluster,
+} from "../helpers/fault_cluster.ts";
 
 describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
-  const suffix = uniqueId("");
-  let toxiproxy: Toxiproxy;
-  const proxies: Record<string, Proxy> = {};
-  let gateway: RunningProcess;
-  let cli: Record<string, string>;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let cluster: FaultCluster;
 
   beforeAll(async () => {
-    const fresh = await freshPostgresUrl();
-    dropDatabase = fresh.drop;
-    const env = {
-      DATABASE_URL: fresh.url,
-      REDIS_URL: REDIS_URL!,
-      REDIS_KEY_PREFIX: `crmfaultsvc${suffix}:`,
-    };
-    const migrated = await runTask(["admin", "migrate", "--database"], env);
-    expect(migrated.code, migrated.stderr).toBe(0);
-    toxiproxy = await startToxiproxy();
-    const direct: Record<string, string> = {};
-    for (const name of ["auth", "content", "ingest"] as const) {
-      const service = await startService(name, { ...env, GRPC_PORT: "0" });
-      direct[name] = service.url;
-      proxies[name] = await toxiproxy.proxy(`${name}_${suffix}`, new URL(service.url).host);
-    }
-    cli = {
-      ...env,
-      AUTH_URL: direct.auth,
-      CONTENT_URL: direct.content,
-      INGEST_URL: direct.ingest,
-    };
-    const imported = await runTask(["admin", "import", "test/fixtures/contract-example.json"], cli);
-    expect(imported.code, imported.stderr).toBe(0);
-    gateway = await startService("gateway", {
-      ...env,
-      PORT: "0",
-      AUTH_URL: `http://${proxies.auth.listen}`,
-      CONTENT_URL: `http://${proxies.content.listen}`,
-      INGEST_URL: `http://${proxies.ingest.listen}`,
-    });
+    cluster = await startFaultCluster({ serviceProxies: true });
   }, 120_000);
 
   afterAll(async () => {
-    for (const running of runningServices) await running.stop();
-    await toxiproxy?.stop();
-    await dropDatabase?.();
+    await cluster?.close();
   });
 
   const read = (path: string) =>
-    fetch(`${gateway.url}${path}`, { headers: { "x-crm-key": SITE_KEY } });
-  const sendEvent = (eventId: string) =>
-    fetch(`${gateway.url}/marketing/event`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-event-key": SECRET_KEY },
-      body: JSON.stringify({ name: "signup", event_id: eventId }),
-    });
+    fetch(`${cluster.url}${path}`, { headers: { "x-crm-key": SITE_KEY } });
+  const sendEvent = (eventId: string) => send(cluster.url, eventId);
 
   async function expectUnavailable(answer: Response) {
     expect(answer.status).toBe(503);
@@ -86,8 +46,8 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
       expect(hot.status).toBe(200);
       const body = await hot.text();
 
-      await proxies.content.disable();
-      await proxies.auth.disable();
+      await cluster.proxies.content!.disable();
+      await cluster.proxies.auth!.disable();
       for (let i = 0; i < 5; i++) {
         const again = await read("/content/v1/pages/home?lang=en");
         expect(again.status).toBe(200);
@@ -96,8 +56,8 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
       // Not read before: it needs content-service.
       await expectUnavailable(await read("/content/v1/pages/home?lang=de"));
 
-      await proxies.content.enable();
-      await proxies.auth.enable();
+      await cluster.proxies.content!.enable();
+      await cluster.proxies.auth!.enable();
       await expect.poll(async () => (await read("/content/v1/pages/home?lang=de")).status, {
         timeout: 15_000,
         interval: 250,
@@ -122,9 +82,9 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
         }
       };
       for (let i = 0; i < 5; i++) await send(uniqueId("before-"));
-      await proxies.ingest.disable();
+      await cluster.proxies.ingest!.disable();
       for (let i = 0; i < 5; i++) await send(uniqueId("away-"));
-      await proxies.ingest.enable();
+      await cluster.proxies.ingest!.enable();
       // A client retries what was refused, with the same event id.
       for (const eventId of [...refused]) {
         await expect.poll(async () => {
@@ -135,7 +95,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
         acknowledged.push(eventId);
       }
       expect(refused.length).toBe(5);
-      const exported = await runTask(["admin", "events", "export", "demo"], cli);
+      const exported = await runTask(["admin", "events", "export", "demo"], cluster.cli);
       expect(exported.code, exported.stderr).toBe(0);
       const stored = exported.stdout.split("\n").filter(Boolean).map((line) =>
         JSON.parse(line).eventId

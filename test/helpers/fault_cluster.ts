@@ -26,6 +26,8 @@ const SERVICES: ServiceName[] = ["auth", "content", "ingest"];
 export interface FaultClusterOptions {
   /** Toxiproxy between the services and Postgres (proxies.postgres). */
   postgresProxy?: boolean;
+  /** Toxiproxy between every process and Redis (proxies.redis). */
+  redisProxy?: boolean;
   /** Toxiproxy between the gateway and each service (proxies.auth, .content, .ingest). */
   serviceProxies?: boolean;
   /** More settings for every process. */
@@ -36,7 +38,9 @@ export interface FaultCluster {
   /** The gateway's URL (stable across restarts). */
   url: string;
   processes: Record<ProcessName, RunningProcess>;
-  proxies: Partial<Record<ServiceName | "postgres", Proxy>>;
+  proxies: Partial<Record<ServiceName | "postgres" | "redis", Proxy>>;
+  /** The prefix of every Redis key the system writes. */
+  redisKeyPrefix: string;
   /** The database, reached directly (not through a proxy): to count what was stored. */
   sql: postgres.Sql;
   /** The settings the admin commands need to reach the services directly. */
@@ -72,10 +76,20 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
       viaProxy.host = proxies.postgres.listen;
       databaseUrl = viaProxy.toString();
     }
+    let redisUrl = REDIS_URL;
+    if (options.redisProxy) {
+      const redis = new URL(REDIS_URL);
+      proxies.redis = await toxiproxy.proxy(
+        `redis_${suffix}`,
+        `${redis.hostname}:${redis.port || 6379}`,
+      );
+      redisUrl = `redis://${proxies.redis.listen}`;
+    }
+    const redisKeyPrefix = `crmfault${suffix}:`;
     const env = {
       DATABASE_URL: databaseUrl,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: `crmfault${suffix}:`,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: redisKeyPrefix,
       ...RELAXED_LIMITS,
       ...options.env,
     };
@@ -117,7 +131,16 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
     const imported = await runTask(["admin", "import", "test/fixtures/contract-example.json"], cli);
     expect(imported.code, imported.stderr).toBe(0);
     await start("gateway");
-    return { url: processes.gateway.url, processes, proxies, sql, cli, start, close };
+    return {
+      url: processes.gateway.url,
+      processes,
+      proxies,
+      redisKeyPrefix,
+      sql,
+      cli,
+      start,
+      close,
+    };
   } catch (error) {
     await close().catch(() => {});
     throw error;

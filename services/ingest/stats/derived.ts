@@ -121,6 +121,30 @@ export const TABLES = {
 const SLICE_KEY = ["site_id", "bucket", "visit_key", "visitor_key", "bot"];
 const COUNTER_KEY = ["site_id", "bucket", "bot", "kind", "name", "currency"];
 
+/** What the rows of `d` (ROW_COLUMNS) add to each counter: a select of COUNTER_KEY, n, valued, revenue. */
+const COUNTER_DELTAS = `select site_id, ${
+  bucket15("at")
+} as bucket, bot, kind, coalesce(name, '') as name,
+         coalesce(currency, '') as currency, count(*) as n,
+         count(*) filter (where value is not null and currency is not null) as valued,
+         coalesce(sum(value) filter (where value is not null and currency is not null), 0)
+           as revenue
+    from d group by 1, 2, 3, 4, 5, 6`;
+
+/** A counter's key and what rows add to it. */
+export type CounterDelta = {
+  site_id: string;
+  bucket: string;
+  bot: boolean;
+  kind: number;
+  name: string;
+  currency: string;
+  n: number;
+  valued: number;
+  /** Minor units, as text (a sum can pass 2^53). */
+  revenue: string;
+};
+
 /**
  * The CTEs (after a CTE `d` holding rows as ROW_COLUMNS) that add `d` to the
  * target tables, as `name as (insert ...)` parts. Rows are inserted in key
@@ -132,12 +156,7 @@ export function upkeepParts(targets: Targets): string[] {
     const t = targets.counters;
     parts.push(`up_counters as (
       insert into ${t} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
-      select site_id, ${
-      bucket15("at")
-    }, bot, kind, coalesce(name, ''), coalesce(currency, ''), count(*),
-             count(*) filter (where value is not null and currency is not null),
-             coalesce(sum(value) filter (where value is not null and currency is not null), 0)
-        from d group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6
+      ${COUNTER_DELTAS} order by 1, 2, 3, 4, 5, 6
       on conflict (${COUNTER_KEY.join(", ")}) do update
         set n = c.n + excluded.n, valued = c.valued + excluded.valued,
             revenue = c.revenue + excluded.revenue
@@ -198,22 +217,62 @@ export const BACKFILL = upkeepSql(
 ) + ";";
 
 /**
- * The writer's statement for one kind: `insert` (a statement inserting rows,
- * without returning) followed by the upkeep of its rows, answering `answer`
- * (a select list over the inserted rows `ins`), or only the insert when
- * upkeep is off.
+ * The writer's statement for page views or events: `insert` (inserting rows,
+ * without returning) followed by the upkeep of the rows' visit slices and
+ * visits, answering the counter deltas of the rows (CounterDelta), which the
+ * writer adds with addCounters at the end of its transaction: every writer
+ * adds to the same few counters of the current quarter hour, and taking
+ * their row locks last keeps concurrent transactions from waiting on each
+ * other for their whole length. Without upkeep, only the insert.
  */
 export function insertWithUpkeep(
-  kind: keyof typeof KIND,
+  kind: "pageview" | "event",
   insert: string,
-  answer: string | undefined,
   upkeep: boolean,
 ): string {
-  if (!upkeep) return answer ? `${insert} returning ${answer}` : insert;
+  if (!upkeep) return insert;
   const rows = `select ${ROW_COLUMNS[kind]} from ins x`;
   return `with ins as (${insert} returning *), d as (${rows}), ${
+    upkeepParts({ slices: TABLES.slices, visits: TABLES.visits }).join(", ")
+  } select site_id, bucket::text as bucket, bot, kind::int as kind, name, currency,
+           n::float8 as n, valued::float8 as valued, revenue::text as revenue
+      from (${COUNTER_DELTAS}) as deltas`;
+}
+
+/** The leads' statement: insert, then all upkeep at once (leads are few), answering `answer`. */
+export function insertLeadsWithUpkeep(insert: string, answer: string, upkeep: boolean): string {
+  if (!upkeep) return `${insert} returning ${answer}`;
+  const rows = `select ${ROW_COLUMNS.lead} from ins x`;
+  return `with ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts(TABLES).join(", ")
-  } select ${answer ?? "1"} from ins`;
+  } select ${answer} from ins`;
+}
+
+/** Adds counter deltas (summed per key first), in key order so writers lock alike. */
+export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  const merged = new Map<string, CounterDelta>();
+  for (const d of deltas) {
+    const k = JSON.stringify([d.site_id, d.bucket, d.bot, d.kind, d.name, d.currency]);
+    const m = merged.get(k);
+    if (!m) merged.set(k, { ...d });
+    else {
+      m.n += d.n;
+      m.valued += d.valued;
+      m.revenue = (BigInt(m.revenue) + BigInt(d.revenue)).toString();
+    }
+  }
+  await tx.query(
+    `insert into ${TABLES.counters} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
+     select site_id, bucket, bot, kind, name, currency, n, valued, revenue
+       from json_to_recordset($1::json) as r(site_id text, bucket timestamptz, bot boolean,
+            kind smallint, name text, currency text, n bigint, valued bigint, revenue numeric)
+      order by site_id, bucket, bot, kind, name, currency
+     on conflict (${COUNTER_KEY.join(", ")}) do update
+       set n = c.n + excluded.n, valued = c.valued + excluded.valued,
+           revenue = c.revenue + excluded.revenue`,
+    [JSON.stringify([...merged.values()])],
+  );
 }
 
 /**

@@ -78,8 +78,9 @@ const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}`
 export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
-  const from = `${params.add(iso(plan.startMs))}::text::timestamptz`;
-  const to = `${params.add(iso(plan.endMs))}::text::timestamptz`;
+  // Scalar subqueries: computed once, not cast again for every row (see bucketParams).
+  const from = `(select ${params.add(iso(plan.startMs))}::text::timestamptz)`;
+  const to = `(select ${params.add(iso(plan.endMs))}::text::timestamptz)`;
   const humans = query.includeBots ? "" : " and not bot";
   // A bucket's time: the range's data may start inside a 15-minute bucket, where the first bucket starts.
   const timeCols = new Map<number, { starts: string; ids: string; first: number }>();
@@ -99,7 +100,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
     const cols = query.dimensions.map((_d, i) => {
       const t = timeCols.get(i);
       if (!t) return `name as g${i}`; // event:name, the only other dimension counters answer
-      const first = `${params.add(iso(t.first))}::text::timestamptz`;
+      const first = `(select ${params.add(iso(t.first))}::text::timestamptz)`;
       return `${bucketOf(`greatest(bucket, ${first})`, t)} as g${i}`;
     });
     ctes.push(`c as (

@@ -65,12 +65,11 @@ export function* generateVisits(options: TrafficOptions): Generator<WriteItem[]>
   const ratio = options.eventsPerView ?? 0.1;
   const span = options.toMs - options.fromMs;
   const visitorCount = Math.max(1, Math.round(options.pageViews / 6));
-  const visitsWanted = Math.max(1, Math.round(options.pageViews / 3));
   let n = 0;
-  for (let visit = 0; visit < visitsWanted; visit++) {
+  for (let visit = 0; n < options.pageViews; visit++) {
     // Start times rise through the span, with jitter so some arrive out of order.
     const start = Math.floor(
-      options.fromMs + (visit / visitsWanted) * span + (rnd() - 0.5) * 3_600_000,
+      options.fromMs + (n / options.pageViews) * span + (rnd() - 0.5) * 3_600_000,
     );
     const at0 = Math.min(options.toMs - 1, Math.max(options.fromMs, start));
     const visitor = rnd() < 0.05 ? null : `${prefix}v${Math.floor(rnd() * visitorCount)}`;
@@ -165,7 +164,6 @@ export function* generateVisits(options: TrafficOptions): Generator<WriteItem[]>
     }
     // A few visits arrive last row first: the visit's first page view is written after others.
     yield rnd() < 0.03 ? items.reverse() : items;
-    if (n >= options.pageViews) return;
   }
 }
 

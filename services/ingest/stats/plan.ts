@@ -153,11 +153,16 @@ export function eventFilters(query: StatsQuery, params: Params, alias = ""): str
 export const and = (conditions: string[]) =>
   conditions.length ? conditions.map((c) => `(${c})`).join(" and ") : "true";
 
-/** The SQL array parameters that put an instant in its bucket: starts, and label ids. */
+/**
+ * The SQL array parameters that put an instant in its bucket: starts, and
+ * label ids. Each is a scalar subquery, computed once per statement: a text
+ * to timestamptz cast depends on the session's zone setting, so Postgres
+ * would otherwise parse the array again for every row.
+ */
 export function bucketParams(buckets: Buckets, params: Params): { starts: string; ids: string } {
   return {
-    starts: `${params.add(`{${buckets.starts.map(iso).join(",")}}`)}::text::timestamptz[]`,
-    ids: `${params.add(`{${buckets.labelIds.join(",")}}`)}::text::int[]`,
+    starts: `(select ${params.add(`{${buckets.starts.map(iso).join(",")}}`)}::text::timestamptz[])`,
+    ids: `(select ${params.add(`{${buckets.labelIds.join(",")}}`)}::text::int[])`,
   };
 }
 

@@ -91,3 +91,17 @@ export class StorageTimeoutError extends Error {
     super(`no answer from the database within ${ms} ms`);
   }
 }
+
+/**
+ * Storage work that must answer within `ms`: past it the caller gets a
+ * StorageTimeoutError (taken as storage unavailable) while the work, which
+ * cannot be cancelled, is left to settle on its own.
+ */
+export function withStorageDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StorageTimeoutError(ms)), ms);
+  });
+  work.catch(() => {});
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}

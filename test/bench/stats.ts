@@ -1,0 +1,199 @@
+/**
+ * `deno task bench stats`: the reports on a big site. Loads a site with
+ * BENCH_STATS_PAGE_VIEWS page views (10 million unless set) and about a
+ * tenth as many events over 13 months through ingest-service's write path
+ * (the group-commit writer, batches of 500 items as the gateway sends them,
+ * several in flight; not HTTP per row), then times in the same run, p50 and
+ * p95 over BENCH_STATS_RUNS runs each, the contract queries below as the
+ * service answers them (derived tables where they answer) and from the
+ * stored rows alone (the reference engine). Postgres when DATABASE_URL is
+ * set, else PGlite in memory (small scales only). BENCH_STATS_DATABASE (a
+ * Postgres URL) times the queries on a database a previous run loaded (kept
+ * when that run was stopped after its load) instead of loading a new one.
+ */
+import type { BenchReport } from "./main.ts";
+import { DATABASE_URL } from "../helpers/env.ts";
+import { freshPostgresUrl } from "../helpers/storage.ts";
+import { openPostgres } from "../../services/lib/db/postgres.ts";
+import { openPglite } from "../../services/lib/db/pglite.ts";
+import type { Database } from "../../services/lib/db/mod.ts";
+import { migrate } from "../../services/lib/db/migrate.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migrations.ts";
+import { Partitions } from "../../services/ingest/partitions.ts";
+import { groupCommitFor } from "../../services/ingest/main.ts";
+import { generateVisits, inGroups } from "../../services/ingest/stats/generated.ts";
+import { derivedPartials, derivedPath } from "../../services/ingest/stats/derived_engine.ts";
+import { referenceEngine, referencePartials } from "../../services/ingest/stats/reference.ts";
+import { finish } from "../../services/ingest/stats/finish.ts";
+import { parseQuery } from "../../services/ingest/stats/query.ts";
+import { planQuery, resolveDays } from "../../services/ingest/stats/service.ts";
+import type { Json } from "../../services/lib/stats/wire.ts";
+
+const PAGE_VIEWS = Number(Deno.env.get("BENCH_STATS_PAGE_VIEWS") ?? 10_000_000);
+const RUNS = Number(Deno.env.get("BENCH_STATS_RUNS") ?? 7);
+const RAW_RUNS = Number(Deno.env.get("BENCH_STATS_RAW_RUNS") ?? 3);
+const LOADED = Deno.env.get("BENCH_STATS_DATABASE") || undefined;
+const SITE = "bench";
+const ZONE = "Europe/Berlin";
+const DAY_MS = 86_400_000;
+/** The data: 13 months (395 days) up to the end of 2026-10-31 UTC. */
+const TO = Date.parse("2026-11-01T00:00:00Z");
+const FROM = TO - 395 * DAY_MS;
+const TODAY = Temporal.PlainDate.from("2026-10-31");
+const BATCH_ITEMS = 500;
+const IN_FLIGHT = 8;
+
+const QUERIES: { name: string; body: Record<string, Json> }[] = [
+  {
+    name: "Traffic, 30 days, time:day × visit:channel",
+    body: {
+      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      dimensions: ["time:day", "visit:channel"],
+      date_range: ["2026-10-02", "2026-10-31"],
+    },
+  },
+  {
+    name: "12 months, time:month (page views, events, revenue)",
+    body: {
+      metrics: ["pageviews", "events", "revenue"],
+      dimensions: ["time:month"],
+      date_range: ["2025-11-01", "2026-10-31"],
+    },
+  },
+  {
+    name: "12 months, time:month (visitors, visits, page views)",
+    body: {
+      metrics: ["visitors", "visits", "pageviews"],
+      dimensions: ["time:month"],
+      date_range: ["2025-11-01", "2026-10-31"],
+    },
+  },
+  {
+    name: 'event:page contains "blog", 30 days',
+    body: {
+      metrics: ["pageviews", "events"],
+      dimensions: ["event:page"],
+      filters: [["contains", "event:page", ["blog"]]],
+      date_range: ["2026-10-02", "2026-10-31"],
+    },
+  },
+];
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+
+export async function load(db: Database): Promise<{ items: number; seconds: number }> {
+  const months: number[] = [];
+  for (let at = FROM; at < TO + 31 * DAY_MS; at += 27 * DAY_MS) months.push(at);
+  await new Partitions(db).ensure(months);
+  const committer = groupCommitFor(db);
+  const started = performance.now();
+  let items = 0;
+  const inFlight = new Set<Promise<unknown>>();
+  const visits = generateVisits({
+    siteId: SITE,
+    fromMs: FROM,
+    toMs: TO,
+    pageViews: PAGE_VIEWS,
+    eventsPerView: 0.1,
+    seed: 12,
+  });
+  let lastReport = performance.now();
+  for (const group of inGroups(visits, BATCH_ITEMS)) {
+    items += group.length;
+    const done: Promise<unknown> = committer.submit(group).then(() => inFlight.delete(done));
+    inFlight.add(done);
+    if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+    if (performance.now() - lastReport > 30_000) {
+      lastReport = performance.now();
+      const seconds = (lastReport - started) / 1000;
+      console.error(`stats bench: ${items} items written in ${round(seconds)} s`);
+    }
+  }
+  await Promise.all(inFlight);
+  await committer.drained();
+  return { items, seconds: (performance.now() - started) / 1000 };
+}
+
+async function time(runs: number, fn: () => Promise<unknown>, warm = true) {
+  if (warm) await fn(); // plans, caches
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50: round(percentile(ms, 0.5)), p95: round(percentile(ms, 0.95)) };
+}
+
+export async function run(): Promise<BenchReport> {
+  const storage = DATABASE_URL ? "postgres" : "pglite";
+  const report: BenchReport = {
+    name: "stats",
+    description: `Reports queries on one site with ${PAGE_VIEWS} page views and ~${
+      Math.round(PAGE_VIEWS / 10)
+    } events over 13 months (zone ${ZONE}) on ${storage}, loaded through the group-commit writer; p50/p95 of ${RUNS} runs as the service answers (derived tables where they answer) and of ${RAW_RUNS} from the stored rows alone.`,
+    rows: [],
+    notes: [],
+  };
+  const fresh = DATABASE_URL && !LOADED ? await freshPostgresUrl() : undefined;
+  const url = LOADED ?? fresh?.url;
+  const db = url ? await openPostgres(url, { poolSize: 4 }) : await openPglite("memory://");
+  try {
+    if (!LOADED) {
+      await migrate(db, INGEST_SCHEMA, ingestMigrations);
+      const loaded = await load(db);
+      report.notes!.push(
+        `load: ${loaded.items} items in ${round(loaded.seconds)} s (${
+          Math.round(loaded.items / loaded.seconds)
+        } items/s, derived tables kept)`,
+      );
+      await db.exec("analyze");
+    }
+    const [sizes] = await db.query<Record<string, number>>(
+      `select (select count(*) from ingest.page_views)::int as page_views,
+              (select count(*) from ingest.events)::int as events,
+              (select count(*) from ingest.stat_counters)::int as counters,
+              (select count(*) from ingest.visit_slices)::int as slices,
+              (select count(*) from ingest.visits)::int as visits`,
+    );
+    report.notes!.push(`stored: ${JSON.stringify(sizes)}`);
+    for (const { name, body } of QUERIES) {
+      const query = parseQuery({ limit: 10_000, ...body });
+      const days = await resolveDays(query.dateRange, TODAY, () => {
+        throw new Error("no presets here");
+      });
+      const plan = await planQuery(referenceEngine(db), SITE, query, ZONE, days);
+      const path = derivedPath(plan) ?? "rows";
+      const service = await time(RUNS, async () => {
+        const partials = await derivedPartials(db, plan) ?? await referencePartials(db, plan);
+        return finish(query, partials);
+      });
+      const raw = await time(
+        RAW_RUNS,
+        async () => finish(query, await referencePartials(db, plan)),
+      );
+      const same = JSON.stringify(
+        finish(query, (await derivedPartials(db, plan)) ?? await referencePartials(db, plan)),
+      ) === JSON.stringify(finish(query, await referencePartials(db, plan)));
+      report.rows.push({
+        query: name,
+        "read from": path,
+        "p50 ms": service.p50,
+        "p95 ms": service.p95,
+        "rows only p50 ms": raw.p50,
+        "rows only p95 ms": raw.p95,
+        "same answer": same ? "yes" : "NO",
+      });
+    }
+    report.notes!.push(
+      `machine: ${navigator.hardwareConcurrency} cores, shared with other work; figures are noisy`,
+    );
+  } finally {
+    await db.close();
+    await fresh?.drop();
+  }
+  return report;
+}

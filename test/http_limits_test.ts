@@ -176,6 +176,26 @@ describe("bounds on time and on requests at once", { timeout: 20_000 }, () => {
   });
 });
 
+describe("slow headers (slow-loris)", () => {
+  it("are not bounded by Deno's server: a half-sent head keeps its socket, so the bound lives in front", async () => {
+    // What docs/operations.md says; if this fails, Deno closed the connection
+    // itself and the note (and this test) should say how soon.
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    try {
+      await conn.write(new TextEncoder().encode("GET /livez HTTP/1.1\r\nhost: a\r\nx-a: "));
+      const read = conn.read(new Uint8Array(64)).then((n) => (n === null ? "closed" : "answered"));
+      const waited = new Promise((resolve) => setTimeout(() => resolve("still open"), 1500));
+      // Longer than HTTP_BODY_TIMEOUT_MS here (400 ms): that bound does not reach a head.
+      expect(await Promise.race([read, waited])).toBe("still open");
+      // The same connection is served once its head is complete.
+      await conn.write(new TextEncoder().encode("b\r\n\r\n"));
+      expect(await read).toBe("answered");
+    } finally {
+      conn.close();
+    }
+  });
+});
+
 describe("stored URLs: http, https or a relative path only", () => {
   it("refuses a page view whose page URL is javascript:, and stores none", async () => {
     const visitor = uniqueId("js-");

@@ -14,6 +14,11 @@ export interface RequestContext {
   connection: string;
   /** Route pattern, once a route matched; for logs and traces. */
   route?: string;
+  /**
+   * Set when a bound refused the request at once (limits.ts): the access log
+   * keeps such answers at debug, so a flood of refusals is not a flood of warnings.
+   */
+  refused?: string;
   /** The site the request was authenticated for, once known; for traces. */
   siteId?: string;
   startedAt: number;

@@ -93,7 +93,8 @@ export function requestLimits(limits: HttpLimits, inFlight = new InFlight(limits
     }
     if (ALWAYS_SERVED.has(ctx.url.pathname)) return await next();
     if (!inFlight.enter(ctx.connection)) {
-      refusals.add(1, { "crm.refusal": "overloaded" });
+      ctx.refused = "overloaded";
+      refusals.add(1, { "crm.refusal": ctx.refused });
       return jsonError(503, { message: "overloaded" }, { "retry-after": "1" });
     }
     try {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { headRefusal, InFlight } from "./limits.ts";
+import { headRefusal, InFlight, requestLimits } from "./limits.ts";
+import { compose, jsonError, type RequestContext } from "./http.ts";
+import { accessLog } from "./middleware.ts";
+import { createLogger } from "../lib/log.ts";
 
 const LIMITS = { maxHeaders: 3, maxHeaderBytes: 40, maxUrlBytes: 20 };
 
@@ -49,5 +52,45 @@ describe("InFlight", () => {
     expect(inFlight.total).toBe(0);
     expect(inFlight.enter("a")).toBe(true);
     expect(inFlight.enter("a")).toBe(true);
+  });
+});
+
+describe("requestLimits in the chain", () => {
+  it("refuses beyond the bound with 503 overloaded, logged at debug only, not as a failure", async () => {
+    const lines: string[] = [];
+    const log = createLogger("info", {}, (line) => lines.push(line));
+    let release = () => {};
+    const held = new Promise<void>((resolve) => release = resolve);
+    const limits = {
+      maxHeaders: 100,
+      maxHeaderBytes: 16384,
+      maxUrlBytes: 8192,
+      bodyTimeoutMs: 1000,
+      maxInFlight: 1,
+      maxInFlightPerConnection: 1,
+    };
+    const handler = compose([accessLog(log), requestLimits(limits)], async (ctx) => {
+      if (ctx.url.pathname === "/hold") await held;
+      return jsonError(503, { message: "service_unavailable" });
+    });
+    const ctx = (path: string, connection: string): RequestContext => ({
+      request: new Request(`http://h${path}`),
+      url: new URL(`http://h${path}`),
+      ip: "203.0.113.9",
+      requestId: "r",
+      connection,
+      startedAt: performance.now(),
+    });
+    const first = handler(ctx("/hold", "a"));
+    const refused = await handler(ctx("/x", "b"));
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ message: "overloaded" });
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(lines).toEqual([]); // no warning per refusal
+    release();
+    expect((await first).status).toBe(503);
+    // A 503 of the service behind is a failure, and is logged as one.
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({ level: "warn", status: 503, ip: "203.0.113.0" });
   });
 });

@@ -66,7 +66,8 @@ export const requestIdHeader: Middleware = async (ctx, next) => {
 export function accessLog(log: Logger): Middleware {
   return async (ctx, next) => {
     const response = await next();
-    const failed = response.status >= 500;
+    // A refusal for load is the bound doing its job, counted by crm.gateway.refused.
+    const failed = response.status >= 500 && ctx.refused === undefined;
     if (!failed && log.enabled?.("debug") === false) return response;
     const fields = {
       method: ctx.request.method,

@@ -78,9 +78,9 @@ const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}`
 export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
-  // Scalar subqueries: computed once, not cast again for every row (see bucketParams).
-  const from = `(select ${params.add(iso(plan.startMs))}::text::timestamptz)`;
-  const to = `(select ${params.add(iso(plan.endMs))}::text::timestamptz)`;
+  // Plain parameters: the planner sees them and estimates how many slices the range holds.
+  const from = `${params.add(iso(plan.startMs))}::text::timestamptz`;
+  const to = `${params.add(iso(plan.endMs))}::text::timestamptz`;
   const humans = query.includeBots ? "" : " and not bot";
   // A bucket's time: the range's data may start inside a 15-minute bucket, where the first bucket starts.
   const timeCols = new Map<number, { starts: string; ids: string; first: number }>();
@@ -126,14 +126,17 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
     }
   } else {
     const visitCols = VISIT_ATTRIBUTES.map((c) => `va.${c}`).join(", ");
+    const slices = `ingest.visit_slices
+       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}`;
+    // spans reads the table, not s: grouped from a CTE the planner guesses 200 visits and
+    // looks each one up; from the table it knows how many visits to expect and hashes.
     ctes.push(`s as (
       select bucket, visit_key, visitor_key, first_at, last_at, pageviews, events, leads
-        from ingest.visit_slices
-       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}),
+        from ${slices}),
       spans as (
         select visit_key, min(first_at) as first_at, max(last_at) as last_at,
                sum(pageviews) as pv, sum(events) as ev
-          from s group by visit_key),
+          from ${slices} group by visit_key),
       vf as (
         select sp.visit_key, sp.first_at, sp.pv, sp.ev,
                round(extract(epoch from sp.last_at - sp.first_at) * 1000)::bigint as dur_ms,

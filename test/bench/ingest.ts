@@ -199,11 +199,29 @@ async function bulkInsert(db: Database, run: string, count: number) {
   return (performance.now() - started) / 1000;
 }
 
-/** Warms up, then drives `url` with EVENTS events; one report row, stored rows counted. */
-async function httpRow(path: string, url: string, db: Database) {
+/** CPU time (user + system, every thread) the processes have used so far, in µs. */
+function cpuMicros(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second here).
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10_000;
+}
+
+/**
+ * Warms up, then drives `url` with EVENTS events; one report row, stored rows
+ * counted, and the CPU the system's processes (`pids`) spent per stored event:
+ * steadier than events/s on a machine shared with other work.
+ */
+async function httpRow(path: string, url: string, db: Database, pids: number[]) {
   const run = uniqueId("b");
   await load(url, `w${run}`, WARMUP, CONCURRENCY);
+  const cpuBefore = cpuMicros(pids);
   const result = await load(url, run, EVENTS, CONCURRENCY);
+  const cpuUs = (cpuMicros(pids) - cpuBefore) / Math.max(1, result.ok);
   const sorted = result.latencies.sort((a, b) => a - b);
   const [{ stored }] = await db.query<{ stored: number }>(
     "select count(*)::int as stored from ingest.events where event_id like $1",
@@ -217,6 +235,7 @@ async function httpRow(path: string, url: string, db: Database) {
     "events/s": Math.round(result.ok / result.seconds),
     "p50 ms": round(percentile(sorted, 0.5)),
     "p99 ms": round(percentile(sorted, 0.99)),
+    "CPU µs/event": Math.round(cpuUs),
     "stored rows": stored,
   };
 }
@@ -252,7 +271,9 @@ export async function run(): Promise<BenchReport> {
   }, { direct: true });
   const db = await openPostgres(fresh.url, { poolSize: 2 });
   try {
-    report.rows.push(await httpRow("HTTP end to end (durable)", server.url, db));
+    report.rows.push(
+      await httpRow("HTTP end to end (durable)", server.url, db, [server.process.pid]),
+    );
     await server.stop();
     // The same without derived-table upkeep (a setting for this comparison only).
     const bare = await startTask(["--seed", seedFile], {
@@ -263,7 +284,12 @@ export async function run(): Promise<BenchReport> {
     }, { direct: true });
     try {
       report.rows.push(
-        await httpRow("HTTP end to end, derived tables not kept (STATS_UPKEEP=off)", bare.url, db),
+        await httpRow(
+          "HTTP end to end, derived tables not kept (STATS_UPKEEP=off)",
+          bare.url,
+          db,
+          [bare.process.pid],
+        ),
       );
     } finally {
       await bare.stop();
@@ -277,13 +303,19 @@ export async function run(): Promise<BenchReport> {
       "events/s": Math.round(EVENTS / bulkSeconds),
       "p50 ms": null,
       "p99 ms": null,
+      "CPU µs/event": null,
       "stored rows": EVENTS,
     });
     if (REDIS_URL) {
       const cluster = await startCluster(fresh.url, REDIS_URL, JSON.stringify(manifest));
       try {
         report.rows.push(
-          await httpRow("HTTP end to end, one process per service", cluster.url, db),
+          await httpRow(
+            "HTTP end to end, one process per service",
+            cluster.url,
+            db,
+            cluster.children.map((c) => c.pid),
+          ),
         );
       } finally {
         for (const child of cluster.children.reverse()) {

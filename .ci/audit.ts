@@ -11,7 +11,11 @@
  * only as current as that list: update the list when an advisory concerns a
  * dependency, and run `npm audit` where the endpoint answers.
  *
- * Usage: deno run --allow-read .ci/audit.ts   (exit 1 on a finding or a stale allow-list entry)
+ * Every entry names the source it was checked against ("source"); an entry
+ * without one fails the run, so an unverified entry cannot slip in.
+ *
+ * Usage: deno run --allow-read .ci/audit.ts   (exit 1 on a finding, a stale allow-list entry or an
+ * advisory without a source)
  */
 
 export interface Advisory {
@@ -21,6 +25,8 @@ export interface Advisory {
   /** Affected versions: each a range such as ">=7.0.0 <7.2.5", or an exact version "4.4.2". */
   affected: string[];
   summary: string;
+  /** Where the id, package and ranges were checked: a repository and path, or a URL. */
+  source: string;
 }
 
 export interface Allowed {
@@ -110,6 +116,10 @@ if (import.meta.main) {
   const read = async (path: string) => JSON.parse(await Deno.readTextFile(new URL(path, root)));
   const packages = lockedPackages(await read("deno.lock"));
   const advisories: Advisory[] = (await read(".ci/advisories.json")).advisories;
+  const unsourced = advisories.filter((a) => !a.source?.trim());
+  for (const a of unsourced) {
+    console.log(`advisory ${a.id} (${a.package}) names no source it was checked against`);
+  }
   const allowList: Allowed[] = (await read(".ci/audit-allow.json")).allowed;
   const { findings, stale } = audit(packages, advisories, allowList);
   for (const f of findings) {
@@ -128,5 +138,5 @@ if (import.meta.main) {
     `audit (offline list, ${advisories.length} advisories): ${packages.length} npm packages, ` +
       `${findings.length} findings, ${refused} not allowed, ${stale.length} stale allow-list entries`,
   );
-  if (refused > 0 || stale.length > 0) Deno.exit(1);
+  if (refused > 0 || stale.length > 0 || unsourced.length > 0) Deno.exit(1);
 }

@@ -8,6 +8,7 @@ const DEBUG: Advisory = {
   package: "debug",
   affected: ["=4.4.2", ">=4.0.0 <4.3.1"],
   summary: "test",
+  source: "test",
 };
 
 describe("the offline dependency audit", () => {

@@ -84,7 +84,8 @@ describe("the analytics tables distribute by site_id", () => {
   it("keeps the leads stored before their key gained site_id", async () => {
     const db = (await freshDatabase("pglite")).db;
     try {
-      await migrate(db, INGEST_SCHEMA, ingestMigrations.filter((m) => m.version < 4));
+      const rekey = ingestMigrations.find((m) => m.name === "leads keyed by site")!.version;
+      await migrate(db, INGEST_SCHEMA, ingestMigrations.filter((m) => m.version < rekey));
       await db.query(
         `insert into ingest.leads (id, site_id, received_at, source, fields)
          values ('9b2f6c1e-0d1a-4c55-8f7e-3a9c1b2d4e5f', 'site-a', now(), 'server', '{}')`,

@@ -27,6 +27,8 @@ export interface ControlPlane {
 }
 
 const FIXTURES = new URL("../fixtures/kwok/", import.meta.url).pathname;
+/** When set, every control-plane process's whole stderr is written there (for a failing run). */
+const LOG_DIR = Deno.env.get("CRM_KUBE_LOG_DIR");
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
@@ -70,6 +72,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
     (async () => {
       for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
         logs[name] = (logs[name] + chunk).slice(-3000);
+        if (LOG_DIR) await Deno.writeTextFile(`${LOG_DIR}/${name}.log`, chunk, { append: true });
       }
     })().catch(() => {});
     processes.push(child);
@@ -131,6 +134,12 @@ export async function startControlPlane(): Promise<ControlPlane> {
       "--max-requests-inflight=0",
       "--max-mutating-requests-inflight=0",
       "--enable-priority-and-fairness=false",
+      // Debian's etcd 3.4.23 lacks RequestWatchProgress, which streaming lists
+      // (WatchList) need: kwok's client-go asked for them, every watch ended at
+      // once, and kwok saw pods only at its next relist, tens of seconds late
+      // (an upgrade's rollout took minutes). Refused here, clients list and
+      // watch as before: install and upgrade take seconds.
+      "--feature-gates=WatchList=false",
     ]);
     const kubeconfig = `${dir}/kubeconfig`;
     await Deno.writeTextFile(

@@ -153,20 +153,28 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
       });
     const rowSelects = selects("s");
     const visitSelects = selects("vf");
-    ctes.push(`srows as (
-      select s.visitor_key, s.pageviews, s.events, s.leads
-             ${rowSelects.length ? ", " + rowSelects.join(", ") : ""}
-        from s),
+    const visitors = query.metrics.includes("visitors");
+    // The slices summed per group and visitor first: each group then counts its visitors as
+    // rows, and the total counts distinct visitors of far fewer rows than the slices.
+    const svKeys = [...(visitors ? ["visitor_key"] : []), ...gcols];
+    ctes.push(`sv as (
+      select ${svKeys.length ? svKeys.join(", ") + "," : ""} sum(pageviews) as pv,
+             sum(events) as ev, sum(leads) as ld
+        from (select s.visitor_key, s.pageviews, s.events, s.leads
+                     ${rowSelects.length ? ", " + rowSelects.join(", ") : ""} from s) srows
+       ${groupBy(svKeys)}),
       svisits as (select vf.pv, vf.ev, vf.dur_ms
              ${visitSelects.length ? ", " + visitSelects.join(", ") : ""} from vf)`);
-    const visitors = query.metrics.includes("visitors");
     for (const level of levels) {
       const cols = level === "g" ? gcols : [];
+      const distinct = level === "g"
+        ? "count(*)"
+        : "(select count(*) from (select visitor_key from sv group by visitor_key) u)";
       parts.push(`select '${tag(level, "r")}' as part, ${dims(cols)},
-        (sum(pageviews))::text as n1, (sum(events))::text as n2, (sum(leads))::text as n3,
-        ${visitors ? "(count(distinct visitor_key))::text" : "null::text"} as n4,
+        (sum(pv))::text as n1, (sum(ev))::text as n2, (sum(ld))::text as n3,
+        ${visitors ? `(${distinct})::text` : "null::text"} as n4,
         null::text as cur
-        from srows ${groupBy(cols)}`);
+        from sv ${groupBy(cols)}`);
       parts.push(`select '${tag(level, "v")}', ${dims(cols)}, (count(*))::text,
         (count(*) filter (where pv = 1 and ev = 0))::text, (sum(dur_ms))::text, (sum(pv))::text,
         null

@@ -38,6 +38,8 @@ import {
   type CounterDelta,
   insertLeadsWithUpkeep,
   insertWithUpkeep,
+  rehomeSlices,
+  takeRehomed,
 } from "./stats/derived.ts";
 
 const key = (site: string, id: string) => `${site}\u0000${id}`;
@@ -121,9 +123,12 @@ export async function writeGroup(
   const newVisitor = await writeVisitors(tx, views);
   const sessions = await writeSessions(tx, views, [...events, ...leads].map((e) => e.row));
   const deltas: CounterDelta[] = [];
-  await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas);
-  await writeEvents(tx, events, sessions, results, upkeep, deltas);
-  await writeLeads(tx, leads, sessions, results, upkeep);
+  // Visits whose attributes an earlier row changed: their older slices are updated after.
+  const rehomed: [string, string][] = [];
+  await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas, rehomed);
+  await writeEvents(tx, events, sessions, results, upkeep, deltas, rehomed);
+  await writeLeads(tx, leads, sessions, results, upkeep, rehomed);
+  await rehomeSlices(tx, rehomed);
   // Last: the hot rows of the reports' counters are locked only until the commit that follows.
   await addCounters(tx, deltas);
   return results;
@@ -294,6 +299,7 @@ async function writePageViews(
   sessions: Map<string, SessionInfo>,
   upkeep: boolean,
   deltas: CounterDelta[],
+  rehomed: [string, string][],
 ): Promise<void> {
   if (views.length === 0) return;
   const rows: RowOf<typeof PAGE_VIEWS.columns>[] = views.map(({ index, row }) => {
@@ -308,9 +314,12 @@ async function writePageViews(
     };
   });
   deltas.push(
-    ...await tx.query<CounterDelta>(insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, upkeep), [
-      json(rows),
-    ]),
+    ...takeRehomed(
+      await tx.query<CounterDelta>(insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, upkeep), [
+        json(rows),
+      ]),
+      rehomed,
+    ),
   );
 }
 
@@ -339,6 +348,7 @@ async function writeEvents(
   results: WriteResult[],
   upkeep: boolean,
   deltas: CounterDelta[],
+  rehomed: [string, string][],
 ): Promise<void> {
   if (events.length === 0) return;
   // An id seen earlier in this group is a duplicate of that item.
@@ -368,7 +378,10 @@ async function writeEvents(
   if (stored.length === 0) return;
   const rows: RowOf<typeof EVENTS.columns>[] = stored.map(({ row }) => inherit(row, sessions));
   deltas.push(
-    ...await tx.query<CounterDelta>(insertWithUpkeep("event", INSERT_EVENTS, upkeep), [json(rows)]),
+    ...takeRehomed(
+      await tx.query<CounterDelta>(insertWithUpkeep("event", INSERT_EVENTS, upkeep), [json(rows)]),
+      rehomed,
+    ),
   );
   // The first event of a type locks its name: an import that drops the type archives it.
   const types = new Map<string, { site_id: string; name: string }>();
@@ -387,6 +400,7 @@ async function writeLeads(
   sessions: Map<string, SessionInfo>,
   results: WriteResult[],
   upkeep: boolean,
+  rehomed: [string, string][],
 ): Promise<void> {
   if (leads.length === 0) return;
   const claims = new Map<string, Indexed<LeadRow>>();
@@ -405,9 +419,12 @@ async function writeLeads(
   }
   const rows: RowOf<typeof LEADS.columns>[] = proposed.map(({ row }) => inherit(row, sessions))
     .sort(byKey((r) => r.lead_id ?? ""));
-  const added = await tx.query<{ id: string }>(
-    insertLeadsWithUpkeep(INSERT_LEADS, "id::text as id", upkeep),
-    [json(rows)],
+  const added = takeRehomed(
+    await tx.query<{ id: string; rehomed?: string | null }>(
+      insertLeadsWithUpkeep(INSERT_LEADS, "id::text as id", upkeep),
+      [json(rows)],
+    ),
+    rehomed,
   );
   const fresh = new Set(added.map((r) => r.id));
   const lost = proposed.filter((l) => !fresh.has(l.row.id));

@@ -10,7 +10,9 @@
  *   (page view, event, lead), event name and currency: rows, rows with a
  *   value and a currency, and the sum of those values.
  * - ingest.visit_slices: per site, 15-minute bucket, visit, visitor and bot
- *   flag: the first and last time of the rows there and their counts.
+ *   flag: the first and last time of the rows there and their counts, and
+ *   the visit's attributes (as in ingest.visits; when an earlier row changes
+ *   them, the writer updates the visit's other slices: rehomeSlices).
  * - ingest.visits: per visit, its first and last time (bots included) and
  *   the attributes the reference engine (reference.ts) gives it: those of its
  *   first stored page view (by time, then storage order), else of its first
@@ -143,14 +145,16 @@ export type CounterDelta = {
   valued: number;
   /** Minor units, as text (a sum can pass 2^53). */
   revenue: string;
+  /** The statement's re-homed visits (takeRehomed), before they are taken off. */
+  rehomed?: string | null;
 };
 
 /**
- * The CTEs (after a CTE `d` holding rows as ROW_COLUMNS) that add `d` to the
- * target tables, as `name as (insert ...)` parts. Rows are inserted in key
- * order so concurrent writers lock in the same order.
+ * upkeepParts as migration 4 ran it, before slices carried the visit's
+ * attributes (migration 6): kept word for word, because a migration's SQL
+ * never changes once databases have run it.
  */
-export function upkeepParts(targets: Targets): string[] {
+function upkeepPartsV4(targets: Targets): string[] {
   const parts: string[] = [];
   if (targets.counters) {
     const t = targets.counters;
@@ -204,17 +208,145 @@ export function upkeepParts(targets: Targets): string[] {
   return parts;
 }
 
+/**
+ * The CTEs (after a CTE `d` holding rows as ROW_COLUMNS) that add `d` to the
+ * target tables, as `name as (...)` parts. Rows are inserted in key order so
+ * concurrent writers lock in the same order. Slices need the visits target:
+ * each slice carries its visit's attributes as the visit's upsert answers
+ * them (the merged visit, not only these rows). A CTE `rehomed` lists the
+ * visits that existed and whose first row is now one of `d`'s: their other
+ * slices still carry the old attributes, which rehomeSlices puts right.
+ */
+export function upkeepParts(targets: Targets): string[] {
+  const parts: string[] = [];
+  if (targets.counters) {
+    const t = targets.counters;
+    parts.push(`up_counters as (
+      insert into ${t} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
+      ${COUNTER_DELTAS} order by 1, 2, 3, 4, 5, 6
+      on conflict (${COUNTER_KEY.join(", ")}) do update
+        set n = c.n + excluded.n, valued = c.valued + excluded.valued,
+            revenue = c.revenue + excluded.revenue
+      returning 1)`);
+  }
+  if (targets.slices && !targets.visits) throw new Error("slices are kept with their visits");
+  if (targets.visits) {
+    const t = targets.visits;
+    const first = ["first_rank", "first_at", "first_seq", ...VISIT_ATTRIBUTES];
+    // The earlier first row (page views before other rows, then time, then storage order) wins.
+    const earlier =
+      "(excluded.first_rank, excluded.first_at, excluded.first_seq) < (v.first_rank, v.first_at, v.first_seq)";
+    parts.push(`vfirst as (
+      select distinct on (site_id, visit_key) site_id, visit_key,
+             min(at) over w as first_seen, max(at) over w as last_seen,
+             kind <> ${KIND.pageview} as first_rank, at as first_at, seq as first_seq,
+             ${VISIT_ATTRIBUTES.join(", ")}
+        from d window w as (partition by site_id, visit_key)
+       order by site_id, visit_key, kind <> ${KIND.pageview}, at, seq)`);
+    // xmax is not 0 on a row the upsert updated (it existed): a new visit needs no re-homing.
+    parts.push(`up_visits as (
+      insert into ${t} as v (site_id, visit_key, first_seen, last_seen, ${first.join(", ")})
+      select site_id, visit_key, first_seen, last_seen, ${first.join(", ")} from vfirst
+      on conflict (site_id, visit_key) do update
+        set first_seen = least(v.first_seen, excluded.first_seen),
+            last_seen = greatest(v.last_seen, excluded.last_seen),
+            ${
+      first.map((c) => `${c} = case when ${earlier} then excluded.${c} else v.${c} end`).join(
+        ",\n            ",
+      )
+    }
+      returning site_id, visit_key, first_rank, first_at, first_seq, v.xmax::text <> '0' as existed,
+                ${VISIT_ATTRIBUTES.join(", ")})`);
+    parts.push(`rehomed as (
+      select u.site_id, u.visit_key from up_visits u join vfirst f using (site_id, visit_key)
+       where u.existed
+         and (u.first_rank, u.first_at, u.first_seq) = (f.first_rank, f.first_at, f.first_seq))`);
+  }
+  if (targets.slices) {
+    const t = targets.slices;
+    const attrs = VISIT_ATTRIBUTES.join(", ");
+    parts.push(`up_slices as (
+      insert into ${t} as s (${SLICE_KEY.join(", ")}, first_at, last_at, pageviews, events, leads,
+                             ${attrs})
+      select g.*, ${VISIT_ATTRIBUTES.map((c) => `u.${c}`).join(", ")}
+        from (select site_id, ${bucket15("at")} as bucket, visit_key, visitor_key, bot,
+                     min(at), max(at),
+                     count(*) filter (where kind = ${KIND.pageview}),
+                     count(*) filter (where kind = ${KIND.event}),
+                     count(*) filter (where kind = ${KIND.lead})
+                from d group by 1, 2, 3, 4, 5) g
+        join up_visits u using (site_id, visit_key)
+       order by 1, 2, 3, 4, 5
+      on conflict (${SLICE_KEY.join(", ")}) do update
+        set first_at = least(s.first_at, excluded.first_at),
+            last_at = greatest(s.last_at, excluded.last_at),
+            pageviews = s.pageviews + excluded.pageviews, events = s.events + excluded.events,
+            leads = s.leads + excluded.leads,
+            ${VISIT_ATTRIBUTES.map((c) => `${c} = excluded.${c}`).join(", ")}
+      returning 1)`);
+  }
+  return parts;
+}
+
+/**
+ * A select of the visits re-homed by a writer's statement, as one JSON text
+ * (null when none), for rehomeSlices.
+ */
+const REHOMED_JSON =
+  "(select json_agg(json_build_array(site_id, visit_key)) from rehomed)::text as rehomed";
+
+/**
+ * Moves the re-homed visits a writer's statement answered (REHOMED_JSON, the
+ * same on every row) into `into`, taking the field off the rows.
+ */
+export function takeRehomed<T extends { rehomed?: string | null }>(
+  rows: T[],
+  into: [string, string][],
+): T[] {
+  const listed = rows[0]?.rehomed;
+  if (listed) into.push(...JSON.parse(listed) as [string, string][]);
+  for (const r of rows) delete r.rehomed;
+  return rows;
+}
+
+/**
+ * Gives every slice of the listed visits (pairs of site id and visit key)
+ * its visit's attributes: after a page view earlier than the visit's first
+ * one arrived, the slices the statement did not touch still carry the old
+ * ones. A statement of its own, after the upkeep: its snapshot sees slices
+ * that writers of the same visit committed while the upkeep waited for the
+ * visit's row lock (held from the upkeep to the commit, so any later writer
+ * of the visit reads the new attributes).
+ */
+export async function rehomeSlices(tx: Queryable, visits: [string, string][]): Promise<void> {
+  if (visits.length === 0) return;
+  const cols = VISIT_ATTRIBUTES.join(", ");
+  await tx.query(
+    `update ingest.visit_slices s set (${cols}) = (${
+      VISIT_ATTRIBUTES.map((c) => `v.${c}`).join(", ")
+    })
+       from ingest.visits v
+       join (select distinct r->>0 as site_id, r->>1 as visit_key
+               from json_array_elements($1::json) r) k using (site_id, visit_key)
+      where s.site_id = v.site_id and s.visit_key = v.visit_key
+        and s.bucket >= ${bucket15("v.first_seen")} and s.bucket <= v.last_seen
+        and (${VISIT_ATTRIBUTES.map((c) => `s.${c}`).join(", ")}) is distinct from
+            (${VISIT_ATTRIBUTES.map((c) => `v.${c}`).join(", ")})`,
+    [JSON.stringify(visits)],
+  );
+}
+
 /** A statement adding the rows of `rowsSql` (a select of ROW_COLUMNS) to the targets. */
 export function upkeepSql(rowsSql: string, targets: Targets = TABLES): string {
   return `with d as (${rowsSql}), ${upkeepParts(targets).join(", ")} select 1`;
 }
 
-/** Existing rows into the new tables (the migration that makes them). */
-export const BACKFILL = upkeepSql(
+/** Existing rows into the tables migration 4 made, as it did (upkeepPartsV4). */
+export const BACKFILL = `with d as (${
   ["pageview", "event", "lead"].map((k) => storedRows(k as keyof typeof KIND, "true")).join(
     " union all ",
-  ),
-) + ";";
+  )
+}), ${upkeepPartsV4(TABLES).join(", ")} select 1;`;
 
 /**
  * The writer's statement for page views or events: `insert` (inserting rows,
@@ -223,7 +355,8 @@ export const BACKFILL = upkeepSql(
  * writer adds with addCounters at the end of its transaction: every writer
  * adds to the same few counters of the current quarter hour, and taking
  * their row locks last keeps concurrent transactions from waiting on each
- * other for their whole length. Without upkeep, only the insert.
+ * other for their whole length; and the visits it re-homed (takeRehomed,
+ * rehomeSlices). Without upkeep, only the insert.
  */
 export function insertWithUpkeep(
   kind: "pageview" | "event",
@@ -235,7 +368,7 @@ export function insertWithUpkeep(
   return `with ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts({ slices: TABLES.slices, visits: TABLES.visits }).join(", ")
   } select site_id, bucket::text as bucket, bot, kind::int as kind, name, currency,
-           n::float8 as n, valued::float8 as valued, revenue::text as revenue
+           n::float8 as n, valued::float8 as valued, revenue::text as revenue, ${REHOMED_JSON}
       from (${COUNTER_DELTAS}) as deltas`;
 }
 
@@ -245,7 +378,7 @@ export function insertLeadsWithUpkeep(insert: string, answer: string, upkeep: bo
   const rows = `select ${ROW_COLUMNS.lead} from ins x`;
   return `with ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts(TABLES).join(", ")
-  } select ${answer} from ins`;
+  } select ${answer}, ${REHOMED_JSON} from ins`;
 }
 
 /** Adds counter deltas (summed per key first), in key order so writers lock alike. */
@@ -368,7 +501,7 @@ const TABLE_SHAPES = [
   {
     table: TABLES.slices,
     key: SLICE_KEY,
-    values: ["first_at", "last_at", "pageviews", "events", "leads"],
+    values: ["first_at", "last_at", "pageviews", "events", "leads", ...VISIT_ATTRIBUTES],
   },
   {
     table: TABLES.visits,

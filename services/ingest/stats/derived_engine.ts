@@ -7,10 +7,11 @@
  * - Counters answer page views, events, leads and revenue by time and
  *   event:name (filters on event:name included) when no visit: dimension or
  *   filter is asked for.
- * - Visit slices and visits answer everything else without event: dimensions
- *   or filters: visitors (distinct visitor keys of the slices in range),
- *   visits, bounce rate, duration and views per visit (a visit's slices in
- *   range summed), grouped and filtered by visit: attributes; revenue then
+ * - Visit slices answer everything else without event: dimensions or
+ *   filters: visitors (distinct visitor keys of the slices in range), visits,
+ *   bounce rate, duration and views per visit (a visit's slices in range
+ *   summed), grouped and filtered by visit: attributes, which every slice
+ *   carries (so only the range's slices are read); revenue then
  *   still comes from the counters when no visit: dimension or filter is asked.
  * - event:page, conversion_rate, event:name together with visit: dimensions
  *   or filters, and revenue by visit: attributes read the stored rows.
@@ -38,7 +39,6 @@ import type { MetricName, VisitDimension } from "./query.ts";
 import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
-import { VISIT_ATTRIBUTES } from "./derived.ts";
 
 const QUARTER_HOUR_MS = 15 * 60_000;
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
@@ -125,50 +125,56 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
         from csel ${groupBy(cols)}`);
     }
   } else {
-    const visitCols = VISIT_ATTRIBUTES.map((c) => `va.${c}`).join(", ");
+    // Every slice carries its visit's attributes, so filters apply to the slices and
+    // a visit's attributes are any of its slices' (min): no join to ingest.visits.
+    const attrs = [
+      ...new Set(
+        query.dimensions.filter(isVisitDimension).map((d) => VISIT_COLUMN[d as VisitDimension]),
+      ),
+    ];
     const slices = `ingest.visit_slices
-       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}`;
-    // spans reads the table, not s: grouped from a CTE the planner guesses 200 visits and
-    // looks each one up; from the table it knows how many visits to expect and hashes.
+       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}
+         and ${and(visitFilters(query, params))}`;
     ctes.push(`s as (
       select bucket, visit_key, visitor_key, first_at, last_at, pageviews, events, leads
+             ${attrs.map((c) => `, ${c}`).join("")}
         from ${slices}),
-      spans as (
-        select visit_key, min(first_at) as first_at, max(last_at) as last_at,
-               sum(pageviews) as pv, sum(events) as ev
-          from ${slices} group by visit_key),
       vf as (
-        select sp.visit_key, sp.first_at, sp.pv, sp.ev,
-               round(extract(epoch from sp.last_at - sp.first_at) * 1000)::bigint as dur_ms,
-               ${visitCols}
-          from spans sp join ingest.visits va on va.site_id = ${site} and va.visit_key = sp.visit_key
-         where ${and(visitFilters(query, params, "va."))})`);
-    const rowSelects = query.dimensions.map((d, i) => {
-      const t = timeCols.get(i);
-      return t
-        ? `${bucketOf("s.first_at", t)} as g${i}`
-        : `vf.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
-    });
-    const visitSelects = query.dimensions.map((d, i) => {
-      const t = timeCols.get(i);
-      return t
-        ? `${bucketOf("vf.first_at", t)} as g${i}`
-        : `vf.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
-    });
-    ctes.push(`srows as (
-      select s.visit_key, s.visitor_key, s.pageviews, s.events, s.leads
-             ${rowSelects.length ? ", " + rowSelects.join(", ") : ""}
-        from s join vf using (visit_key)),
+        select visit_key, min(first_at) as first_at, sum(pageviews) as pv, sum(events) as ev,
+               round(extract(epoch from max(last_at) - min(first_at)) * 1000)::bigint as dur_ms
+               ${attrs.map((c) => `, min(${c}) as ${c}`).join("")}
+          from s group by visit_key)`);
+    const selects = (alias: string) =>
+      query.dimensions.map((d, i) => {
+        const t = timeCols.get(i);
+        return t
+          ? `${bucketOf(`${alias}.first_at`, t)} as g${i}`
+          : `${alias}.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
+      });
+    const rowSelects = selects("s");
+    const visitSelects = selects("vf");
+    const visitors = query.metrics.includes("visitors");
+    // The slices summed per group and visitor first: each group then counts its visitors as
+    // rows, and the total counts distinct visitors of far fewer rows than the slices.
+    const svKeys = [...(visitors ? ["visitor_key"] : []), ...gcols];
+    ctes.push(`sv as (
+      select ${svKeys.length ? svKeys.join(", ") + "," : ""} sum(pageviews) as pv,
+             sum(events) as ev, sum(leads) as ld
+        from (select s.visitor_key, s.pageviews, s.events, s.leads
+                     ${rowSelects.length ? ", " + rowSelects.join(", ") : ""} from s) srows
+       ${groupBy(svKeys)}),
       svisits as (select vf.pv, vf.ev, vf.dur_ms
              ${visitSelects.length ? ", " + visitSelects.join(", ") : ""} from vf)`);
-    const visitors = query.metrics.includes("visitors");
     for (const level of levels) {
       const cols = level === "g" ? gcols : [];
+      const distinct = level === "g"
+        ? "count(*)"
+        : "(select count(*) from (select visitor_key from sv group by visitor_key) u)";
       parts.push(`select '${tag(level, "r")}' as part, ${dims(cols)},
-        (sum(pageviews))::text as n1, (sum(events))::text as n2, (sum(leads))::text as n3,
-        ${visitors ? "(count(distinct visitor_key))::text" : "null::text"} as n4,
+        (sum(pv))::text as n1, (sum(ev))::text as n2, (sum(ld))::text as n3,
+        ${visitors ? `(${distinct})::text` : "null::text"} as n4,
         null::text as cur
-        from srows ${groupBy(cols)}`);
+        from sv ${groupBy(cols)}`);
       parts.push(`select '${tag(level, "v")}', ${dims(cols)}, (count(*))::text,
         (count(*) filter (where pv = 1 and ev = 0))::text, (sum(dur_ms))::text, (sum(pv))::text,
         null

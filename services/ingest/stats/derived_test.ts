@@ -3,8 +3,9 @@
  * traffic written through the writer, then a set of contract queries
  * answered from the derived tables and from the rows alone (the reference
  * engine), in several zones (a 45-minute offset, days of a daylight-saving
- * change), must agree exactly. Then visitor deletion, retention and the
- * rebuild keep them equal.
+ * change), must agree exactly. Then visits whose earlier rows arrive last
+ * (their slices re-homed), visitor deletion, retention and the rebuild keep
+ * them equal.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "../../../test/helpers/env.ts";
@@ -146,6 +147,39 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
     expect(used).toEqual({ visits: 7 * 9, counters: 7 * 4 });
     const sample = await answersOf(db, { ...QUERIES[0], date_range: MONTH }, "UTC");
     expect(sample.reference.rows.length).toBeGreaterThan(50);
+  }, 120_000);
+
+  it("re-home a visit's older slices when an earlier row of it arrives later", async () => {
+    // Each visit written last row first, one row per transaction: every earlier page view
+    // changes the visit's entry page (and source) after slices of later buckets exist.
+    const late = generateVisits({
+      siteId: SITE,
+      fromMs: Date.parse("2026-10-03T00:00:00Z"),
+      toMs: Date.parse("2026-10-27T00:00:00Z"),
+      pageViews: 300,
+      eventsPerView: 0.3,
+      seed: 11,
+      idPrefix: "late",
+    });
+    for (const items of late) {
+      const rows = [...items].sort((a, b) =>
+        Date.parse(b.row.received_at) - Date.parse(a.row.received_at)
+      );
+      for (const item of rows) await db.transaction((tx) => writeGroup(tx, [item]));
+    }
+    const [moved] = await db.query<{ visits: number; stale: number }>(
+      `select count(distinct s.visit_key) filter (where s.bucket > date_bin('15 minutes',
+                v.first_at, timestamptz 'epoch') and s.entry_page is not null)::int as visits,
+              count(*) filter (where (s.channel, s.source, s.entry_page, s.country)
+                is distinct from (v.channel, v.source, v.entry_page, v.country))::int as stale
+         from ingest.visit_slices s join ingest.visits v using (site_id, visit_key)
+        where s.site_id = $1 and s.visit_key like 'slate%'`,
+      [SITE],
+    );
+    // Visits with slices after their first page view's bucket: the case re-homing is for.
+    expect(moved.visits).toBeGreaterThan(10);
+    expect(moved.stale).toBe(0);
+    await compareAll(db, ["UTC"]);
   }, 120_000);
 
   it("lose exactly a deleted visitor's rows, in the same transaction", async () => {

@@ -7,7 +7,23 @@
  * the endpoints is set and `OTEL_DENO` is not, the command runs itself once
  * more with it, passing signals on and exiting with the child's code. With
  * no endpoint set nothing is exported and nothing is relaunched.
+ *
+ * The child must not end with Deno.exit. Deno 2.9 flushes and shuts its
+ * exporter down inside Deno.exit, on the JavaScript thread, and the metric
+ * reader's shutdown waits behind a collection round that is itself waiting
+ * for the JavaScript thread to run the observable gauges' callbacks (Deno's
+ * own v8js heap gauges are always observed). A round falls due during that
+ * flush whenever the span and log export take longer than what is left of
+ * OTEL_METRIC_EXPORT_INTERVAL (a busy collector, a short interval), and then
+ * Deno.exit never returns: the process hangs for good after "shutting down"
+ * (see denoland/deno#33157). Deno's own handling of SIGTERM and SIGINT does
+ * the same flush on its signal thread while the JavaScript thread stays free
+ * to answer, so the child ends a clean stop by raising the signal it was
+ * stopped with, and the parent reads that end as exit code 0.
  */
+
+/** In the relaunched child's environment: its parent reads its end by a signal it passed on as 0. */
+const RELAUNCHED = "CRM_OTEL_RELAUNCHED";
 
 const ENDPOINTS = [
   "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -47,14 +63,16 @@ export async function relaunchWithOtel(serviceName: string): Promise<number | un
   if (!needsOtelRuntime(env)) return undefined;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", Deno.mainModule, ...Deno.args],
-    env: { OTEL_DENO: "true", ...serviceNameEnv(env, serviceName) },
+    env: { OTEL_DENO: "true", [RELAUNCHED]: "1", ...serviceNameEnv(env, serviceName) },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
   const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
+  const passed = new Set<Deno.Signal>();
   const pass = signals.map((signal) => {
     const handler = () => {
+      passed.add(signal);
       try {
         child.kill(signal);
       } catch { /* already gone */ }
@@ -64,5 +82,20 @@ export async function relaunchWithOtel(serviceName: string): Promise<number | un
   });
   const status = await child.status;
   pass.forEach((remove) => remove());
+  // The child ends a clean stop on a signal by raising that signal again (endStopped).
+  if (status.signal !== null && passed.has(status.signal)) return 0;
   return status.code;
+}
+
+/**
+ * Ends the process after a clean stop on `signal`, its listeners removed:
+ * with Deno.exit(0), except in the relaunched child, which raises `signal`
+ * again so that Deno's signal thread, not the JavaScript thread, flushes the
+ * exporter and ends it (see the top of this file).
+ */
+export function endStopped(signal: Deno.Signal): void {
+  if (Deno.env.get(RELAUNCHED) !== "1") Deno.exit(0);
+  // An event loop that ran dry would end the process on this thread after all.
+  setInterval(() => {}, 60_000);
+  Deno.kill(Deno.pid, signal);
 }

@@ -5,7 +5,7 @@
  * a port is taken), and the stop: on SIGTERM or SIGINT the process drains
  * (stops accepting, finishes what is in flight, closes storage) and exits 0.
  */
-import { relaunchWithOtel } from "./otel_runtime.ts";
+import { endStopped, relaunchWithOtel } from "./otel_runtime.ts";
 import { type Config, ConfigError, loadConfig, type RunMode } from "../lib/config.ts";
 import { describeError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/log.ts";
@@ -48,15 +48,19 @@ export async function runProcess(options: ProcessOptions): Promise<void> {
     fail(failureLine(error, options));
   }
   let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    log.info("shutting down");
-    await started.close();
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGTERM", stop);
-  Deno.addSignalListener("SIGINT", stop);
+  const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
+  const listeners = signals.map((signal) => {
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      log.info("shutting down");
+      await started.close();
+      listeners.forEach(([s, listener]) => Deno.removeSignalListener(s, listener));
+      endStopped(signal);
+    };
+    return [signal, stop] as const;
+  });
+  listeners.forEach(([signal, listener]) => Deno.addSignalListener(signal, listener));
 }
 
 export function failureLine(

@@ -100,6 +100,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       socket.pause();
       socket.unshift(head);
       const preface = head[0] === 0x50 && head[1] === 0x52 && head[2] === 0x49; // "PRI"
+      if (!preface) keepReadsInStream(socket);
       (preface ? h2 : h1).emit("connection", socket);
       socket.resume();
     };
@@ -134,4 +135,20 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Makes node:http read this socket through its stream, where the bytes put
+ * back with unshift() come first. Deno's node:http server (like Node's)
+ * otherwise "consumes" the socket's handle: later reads go straight from the
+ * handle to the HTTP parser, while the unshifted first bytes only reach it
+ * through a "data" event after resume(). When the rest of a request is
+ * already readable by then (a body larger than the first read, on a new
+ * connection), the parser got the tail before the head, failed, and the
+ * server answered a bare "400 Bad Request" (the gateway's "[internal] HTTP
+ * 400"). The server only consumes handles not marked consumed already.
+ */
+function keepReadsInStream(socket: net.Socket): void {
+  const handle = (socket as unknown as { _handle?: { _consumed?: boolean } })._handle;
+  if (handle) handle._consumed = true;
 }

@@ -8,14 +8,17 @@
 const ALLOWED_PROTOCOLS: ReadonlySet<string> = new Set(["http:", "https:"]);
 
 /**
- * The URL's scheme as written, lowercased, or null for a relative reference.
- * Browsers ignore ASCII tab and newline anywhere and leading control
- * characters and spaces, so `java\tscript:` is `javascript:` to them; the
- * same is done here before the scheme is read (WHATWG URL, "scheme state").
+ * The text as browsers read it: they ignore ASCII tab and newline anywhere
+ * and leading control characters and spaces, so `java\tscript:` is
+ * `javascript:` to them (WHATWG URL, "scheme state").
  */
-function schemeOf(text: string): string | null {
+function asBrowsersRead(text: string): string {
   // deno-lint-ignore no-control-regex
-  const stripped = text.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "");
+  return text.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "");
+}
+
+/** The scheme of text as asBrowsersRead gives it, lowercased, or null for a relative reference. */
+function schemeOf(stripped: string): string | null {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(stripped);
   return match ? `${match[1].toLowerCase()}:` : null;
 }
@@ -26,12 +29,11 @@ function schemeOf(text: string): string | null {
  * and what it points to depends on the page it lands on.
  */
 export function isStorableUrl(text: string): boolean {
-  const scheme = schemeOf(text);
+  const stripped = asBrowsersRead(text);
+  const scheme = schemeOf(stripped);
   if (scheme !== null) {
     if (!ALLOWED_PROTOCOLS.has(scheme)) return false;
     return URL.canParse(text);
   }
-  // deno-lint-ignore no-control-regex
-  const stripped = text.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "");
   return !/^[\\/]{2}/.test(stripped);
 }

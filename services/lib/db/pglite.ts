@@ -31,25 +31,22 @@ export function pgliteOptions(): { startParams: string[] } {
 /**
  * Runs PGlite's initdb for a fresh folder in a short-lived child process
  * (pglite_init.ts), so its memory leaves with it. The caller holds the
- * folder's lock for the child. False when it could not (no permission to
- * run a process, say): then PGlite initializes the folder in this process,
- * as it always can.
+ * folder's lock for the child. When the child cannot run or fails (no
+ * permission to run a process, say), PGlite initializes the folder in this
+ * process, as it always can.
  */
-async function initializeApart(folder: string): Promise<boolean> {
+async function initializeApart(folder: string): Promise<void> {
   try {
     await Deno.stat(`${folder}/PG_VERSION`);
-    return true;
+    return;
   } catch { /* a fresh folder */ }
   try {
-    const { success } = await new Deno.Command(Deno.execPath(), {
+    await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", new URL("./pglite_init.ts", import.meta.url).href, folder],
       stdout: "null",
       stderr: "inherit",
     }).output();
-    return success;
-  } catch {
-    return false;
-  }
+  } catch { /* left to PGlite in this process */ }
 }
 
 function queryable(db: PGlite | Transaction): Queryable {

@@ -5,6 +5,7 @@
  * a body that does not arrive in time (a slow or stalled upload holding a
  * request open) is refused when the time is up.
  */
+import { DEFAULT_BODY_TIMEOUT_MS } from "../lib/config.ts";
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -32,9 +33,6 @@ export function bodyTimeout(
   response.headers.set("connection", "close");
   return response;
 }
-
-/** The default of HTTP_BODY_TIMEOUT_MS. */
-export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 export async function readLimitedText(
   request: Request,

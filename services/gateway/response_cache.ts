@@ -9,6 +9,7 @@
 import type { Bus } from "../lib/bus.ts";
 import { Cache } from "../lib/cache.ts";
 import type { Clock } from "../lib/clock.ts";
+import { DEFAULT_RESPONSE_CACHE_BYTES } from "../lib/config.ts";
 
 export interface CachedAnswer {
   /** The body as sent: its text when it is UTF-8 (cheaper for Deno to send), else its bytes. */
@@ -21,8 +22,6 @@ export interface CachedAnswer {
 }
 
 const MAX_ANSWERS = 20_000;
-/** The default byte budget (RESPONSE_CACHE_MAX_BYTES). */
-export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 /**
  * Bookkeeping per kept answer beyond its body, key and ETag: the objects, the
  * map slot and the header records content_api.ts prepares for it; an estimate.
@@ -66,7 +65,7 @@ export class ResponseCache {
   #answers: Cache<CachedAnswer>;
 
   /** maxBytes bounds the bodies kept, so a few large answers cannot grow memory without end. */
-  constructor(bus: Bus, clock: Clock, maxBytes: number = DEFAULT_CACHE_BYTES) {
+  constructor(bus: Bus, clock: Clock, maxBytes: number = DEFAULT_RESPONSE_CACHE_BYTES) {
     // Every answer carries its own deadline; errors are never kept.
     this.#answers = new Cache<CachedAnswer>({
       name: "gateway.responses",

@@ -3,6 +3,11 @@
  * passed down. Nothing else in the code base reads `Deno.env`.
  */
 
+/** HTTP_BODY_TIMEOUT_MS unless set: the longest a request body may take to arrive. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/** RESPONSE_CACHE_MAX_BYTES unless set: the content answers the gateway keeps in memory. */
+export const DEFAULT_RESPONSE_CACHE_BYTES = 64 * 1024 * 1024;
+
 export type RunMode = "start" | "service" | "admin";
 
 export interface RateLimits {
@@ -177,14 +182,14 @@ export function loadConfig(env: Env, mode: RunMode): Config {
       maxHeaders: integer(env, "HTTP_MAX_HEADERS", 100, 1, 120),
       maxHeaderBytes: integer(env, "HTTP_MAX_HEADER_BYTES", 16384, 1024, 49152),
       maxUrlBytes: integer(env, "HTTP_MAX_URL_BYTES", 8192, 256, 8192),
-      bodyTimeoutMs: integer(env, "HTTP_BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+      bodyTimeoutMs: integer(env, "HTTP_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS, 100, 600_000),
       maxInFlight: integer(env, "HTTP_MAX_IN_FLIGHT", 2000, 1, 1_000_000),
       maxInFlightPerConnection: integer(env, "HTTP_MAX_IN_FLIGHT_PER_CONNECTION", 100, 1, 10_000),
     },
     responseCacheMaxBytes: integer(
       env,
       "RESPONSE_CACHE_MAX_BYTES",
-      64 * 1024 * 1024,
+      DEFAULT_RESPONSE_CACHE_BYTES,
       0,
       16 * 1024 * 1024 * 1024,
     ),

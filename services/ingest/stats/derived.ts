@@ -463,13 +463,7 @@ export async function subtractCounters(
 ): Promise<void> {
   await tx.query(
     `with d as (${rowsSql}),
-     gone as (
-       select site_id, ${bucket15("at")} as bucket, bot, kind, coalesce(name, '') as name,
-              coalesce(currency, '') as currency, count(*) as n,
-              count(*) filter (where value is not null and currency is not null) as valued,
-              coalesce(sum(value) filter (where value is not null and currency is not null), 0)
-                as revenue
-         from d group by 1, 2, 3, 4, 5, 6),
+     gone as (${COUNTER_DELTAS}),
      updated as (
        update ingest.stat_counters c
           set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue

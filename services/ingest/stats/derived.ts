@@ -515,7 +515,7 @@ export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableC
   const temp = (table: string) => `pg_temp.rebuild_${table.split(".")[1]}`;
   for (const { table } of TABLE_SHAPES) {
     await tx.exec(`drop table if exists ${temp(table)}`);
-    await tx.exec(`create temp table ${temp(table.replace("ingest.", "ingest."))}
+    await tx.exec(`create temp table ${temp(table)}
       (like ${table} including defaults including constraints including indexes)`);
   }
   const where = "x.site_id = $1";

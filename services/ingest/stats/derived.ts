@@ -102,10 +102,12 @@ export const ROW_COLUMNS = {
   lead: rowColumns("lead"),
 };
 
+/** The table of the stored rows of each kind. */
+const ROW_TABLE = { pageview: "ingest.page_views", event: "ingest.events", lead: "ingest.leads" };
+
 /** The stored rows of a kind as the relation upkeepSql reads, under a condition on alias x. */
 export function storedRows(kind: keyof typeof KIND, where: string): string {
-  const table = { pageview: "page_views", event: "events", lead: "leads" }[kind];
-  return `select ${ROW_COLUMNS[kind]} from ingest.${table} x where ${where}`;
+  return `select ${ROW_COLUMNS[kind]} from ${ROW_TABLE[kind]} x where ${where}`;
 }
 
 export interface Targets {
@@ -439,9 +441,8 @@ export async function recomputeVisits(
       where v.site_id = k.site_id and v.visit_key = k.visit_key`,
   );
   const within = (kind: keyof typeof KIND) => {
-    const table = { pageview: "page_views", event: "events", lead: "leads" }[kind];
     return `select ${ROW_COLUMNS[kind]} from pg_temp.recompute_visits k
-      join ingest.${table} x on x.site_id = k.site_id
+      join ${ROW_TABLE[kind]} x on x.site_id = k.site_id
        and x.received_at >= k.first_seen and x.received_at <= k.last_seen
        and coalesce('s' || x.session_id, 'r' || x.seq) = k.visit_key`;
   };

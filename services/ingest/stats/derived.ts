@@ -102,10 +102,12 @@ export const ROW_COLUMNS = {
   lead: rowColumns("lead"),
 };
 
+/** The table of the stored rows of each kind. */
+const ROW_TABLE = { pageview: "ingest.page_views", event: "ingest.events", lead: "ingest.leads" };
+
 /** The stored rows of a kind as the relation upkeepSql reads, under a condition on alias x. */
 export function storedRows(kind: keyof typeof KIND, where: string): string {
-  const table = { pageview: "page_views", event: "events", lead: "leads" }[kind];
-  return `select ${ROW_COLUMNS[kind]} from ingest.${table} x where ${where}`;
+  return `select ${ROW_COLUMNS[kind]} from ${ROW_TABLE[kind]} x where ${where}`;
 }
 
 export interface Targets {
@@ -439,9 +441,8 @@ export async function recomputeVisits(
       where v.site_id = k.site_id and v.visit_key = k.visit_key`,
   );
   const within = (kind: keyof typeof KIND) => {
-    const table = { pageview: "page_views", event: "events", lead: "leads" }[kind];
     return `select ${ROW_COLUMNS[kind]} from pg_temp.recompute_visits k
-      join ingest.${table} x on x.site_id = k.site_id
+      join ${ROW_TABLE[kind]} x on x.site_id = k.site_id
        and x.received_at >= k.first_seen and x.received_at <= k.last_seen
        and coalesce('s' || x.session_id, 'r' || x.seq) = k.visit_key`;
   };
@@ -463,13 +464,7 @@ export async function subtractCounters(
 ): Promise<void> {
   await tx.query(
     `with d as (${rowsSql}),
-     gone as (
-       select site_id, ${bucket15("at")} as bucket, bot, kind, coalesce(name, '') as name,
-              coalesce(currency, '') as currency, count(*) as n,
-              count(*) filter (where value is not null and currency is not null) as valued,
-              coalesce(sum(value) filter (where value is not null and currency is not null), 0)
-                as revenue
-         from d group by 1, 2, 3, 4, 5, 6),
+     gone as (${COUNTER_DELTAS}),
      updated as (
        update ingest.stat_counters c
           set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
@@ -521,7 +516,7 @@ export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableC
   const temp = (table: string) => `pg_temp.rebuild_${table.split(".")[1]}`;
   for (const { table } of TABLE_SHAPES) {
     await tx.exec(`drop table if exists ${temp(table)}`);
-    await tx.exec(`create temp table ${temp(table.replace("ingest.", "ingest."))}
+    await tx.exec(`create temp table ${temp(table)}
       (like ${table} including defaults including constraints including indexes)`);
   }
   const where = "x.site_id = $1";

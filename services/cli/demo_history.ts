@@ -11,20 +11,9 @@ import { type IngestItemInit } from "../gateway/marketing_api.ts";
 import { ingestBodyOf } from "../gateway/ingest_body.ts";
 import { type IngestService, Outcome, Source } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import type { JsonObject } from "../lib/json.ts";
+import { seededRandom } from "../lib/random.ts";
 
 const DAY_MS = 86_400_000;
-
-/** A small seeded generator (mulberry32): the same history on every machine. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ORIGIN = "https://demo.example";
 const PAGES = [
@@ -82,7 +71,7 @@ function weighted<T extends { weight: number }>(rand: () => number, items: reado
 
 /** The history's items: page views and events of `days` days ending yesterday. */
 export function demoHistory(siteId: string, now: number, days = 28): IngestItemInit[] {
-  const rand = random(20261123);
+  const rand = seededRandom(20261123);
   const items: IngestItemInit[] = [];
   const returning: string[] = [];
   const today = Math.floor(now / DAY_MS) * DAY_MS;

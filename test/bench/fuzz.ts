@@ -14,6 +14,7 @@ import { EVENT_KEYS, LEAD_KEYS } from "../../services/gateway/ingest_body.ts";
 import { MARKETING_ROUTES } from "../../services/gateway/marketing_api.ts";
 import { STATS_PATH } from "../../services/gateway/stats_api.ts";
 import { QUERY_FIELDS } from "../../services/lib/stats/names.ts";
+import { seededRandom } from "../../services/lib/random.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
 import { startTask } from "../helpers/process.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
@@ -41,14 +42,7 @@ export function keysOfBanner(banner: string): Keys {
 
 /** mulberry32: a small seeded generator, so a failing request can be made again. */
 export function seeded(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)];
   const chance = (p: number) => next() < p;

@@ -8,18 +8,7 @@
  */
 import type { EventRow, LeadRow, PageViewRow, WriteItem } from "../rows.ts";
 import { NO_ATTRIBUTION } from "../rows.ts";
-
-/** A small seeded generator (mulberry32). */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../../lib/random.ts";
 
 const PAGES = ["/", "/pricing", "/blog/a", "/blog/b", "/docs/start", "/contact"];
 const CHANNELS = [
@@ -59,7 +48,7 @@ export interface TrafficOptions {
  * one), as replicas and retries make happen.
  */
 export function* generateVisits(options: TrafficOptions): Generator<WriteItem[]> {
-  const rnd = random(options.seed ?? 1);
+  const rnd = seededRandom(options.seed ?? 1);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)];
   const prefix = options.idPrefix ?? "g";
   const ratio = options.eventsPerView ?? 0.1;

@@ -1,0 +1,15 @@
+/**
+ * A small seeded generator (mulberry32): the same sequence on every machine
+ * for the same seed, so generated data (the demo history, benchmark traffic,
+ * fuzzed requests) can be made again. Not for anything secret.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -11,15 +11,12 @@ import { DATABASE_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { runCommand } from "../helpers/process.ts";
 import { freePort } from "../helpers/ports.ts";
+import { memoryMb, statusFieldMb } from "./measure.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 /** How long a process runs before it is read: startup garbage collected, timers settled. */
 const IDLE_S = Number(Deno.env.get("BENCH_FOOTPRINT_IDLE_S") ?? 20);
 const SERVICE_TARGET_MB = 120;
-
-const status = (pid: number) => Deno.readTextFileSync(`/proc/${pid}/status`);
-const kbField = (text: string, field: string) =>
-  Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0) / 1024);
 
 /** Runs a command until it prints `ready`, waits IDLE_S, reads its memory, stops it. */
 async function idleMemory(
@@ -46,8 +43,8 @@ async function idleMemory(
       while (!(await reader.read()).done) { /* drain */ }
     })().catch(() => {});
     await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-    const text = status(child.pid);
-    return { peak: kbField(text, "VmHWM"), rss: kbField(text, "VmRSS") };
+    const text = Deno.readTextFileSync(`/proc/${child.pid}/status`);
+    return { peak: statusFieldMb(text, "VmHWM"), rss: statusFieldMb(text, "VmRSS") };
   } finally {
     try {
       child.kill("SIGTERM");
@@ -66,7 +63,7 @@ async function peakOfRun(args: string[]): Promise<{ peak: number; seconds: numbe
   child.status.then(() => done = true);
   while (!done) {
     try {
-      peak = Math.max(peak, kbField(status(child.pid), "VmHWM"));
+      peak = Math.max(peak, memoryMb(child.pid, "VmHWM"));
     } catch { /* exited between the test and the read */ }
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -18,6 +18,7 @@ import { DATABASE_URL } from "../helpers/env.ts";
 import { startTask } from "../helpers/process.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { RELAXED_LIMITS } from "../helpers/system.ts";
+import { memoryMb } from "./measure.ts";
 
 export interface Keys {
   siteKey: string;
@@ -469,12 +470,6 @@ export async function fuzzHttp(
   return result;
 }
 
-/** The resident set of a process in MB (VmRSS of /proc/PID/status). */
-export function rssMb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? "0") / 1024);
-}
-
 export interface FuzzTarget {
   url: string;
   keys: Keys;
@@ -536,13 +531,13 @@ export async function run(): Promise<BenchReport> {
   try {
     // Warm-up: caches, pools and JIT settle before the RSS baseline.
     await fuzzHttp({ url: system.url, keys, count: 2_000, seed: seed + 1 });
-    const rssStart = rssMb(pid);
+    const rssStart = memoryMb(pid, "VmRSS");
     let rssPeak = rssStart;
     /** [requests answered so far, RSS MB], every second. */
     const samples: [number, number][] = [];
     const progress = { sent: 0 };
     const sampler = setInterval(() => {
-      const now = rssMb(pid);
+      const now = memoryMb(pid, "VmRSS");
       rssPeak = Math.max(rssPeak, now);
       samples.push([progress.sent, now]);
     }, 1_000);
@@ -550,7 +545,7 @@ export async function run(): Promise<BenchReport> {
     const result = await fuzzHttp({ url: system.url, keys, count, seed, progress });
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
-    const rssEnd = rssMb(pid);
+    const rssEnd = memoryMb(pid, "VmRSS");
     const health = await fetch(`${system.url}/healthz`);
     const healthy = health.status === 200;
     await health.body?.cancel();

@@ -14,7 +14,7 @@ import { DATABASE_URL, REDIS_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { type OwnRedis, redisServerInstalled, startOwnRedis } from "../helpers/redis_server.ts";
 import { freePort } from "../helpers/ports.ts";
-import { memoryMb, percentile } from "./measure.ts";
+import { cpuMicros, memoryMb, percentile } from "./measure.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CONNECTIONS = 64;
@@ -82,14 +82,6 @@ function descendants(pid: number): number[] {
   };
   walk(pid);
   return out;
-}
-
-/** CPU time (user + system, every thread) the process has used so far, in µs. */
-function cpuMicros(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second here).
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 /** Spawns a server and resolves once it prints the line ready matches (group 1: its URL). */
@@ -238,9 +230,9 @@ async function wrk(url: string, seconds: number): Promise<LoadResult> {
 async function measure(target: string, server: Server): Promise<BenchRow & { rps: number }> {
   const url = server.url + HOT_PATH;
   await wrk(url, WARMUP_S);
-  const cpuBefore = cpuMicros(server.pid);
+  const cpuBefore = cpuMicros([server.pid]);
   const result = await wrk(url, DURATION_S);
-  const cpuUs = (cpuMicros(server.pid) - cpuBefore) / Math.max(1, result.requests);
+  const cpuUs = (cpuMicros([server.pid]) - cpuBefore) / Math.max(1, result.requests);
   return {
     target,
     "req/s": Math.round(result.rps),

@@ -18,7 +18,7 @@ import { startTask } from "../helpers/process.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
-import { percentile } from "./measure.ts";
+import { cpuMicros, percentile } from "./measure.ts";
 import { loadConfig } from "../../services/lib/config.ts";
 import { adminClients, SITE_SERVICES } from "../../services/cli/admin_clients.ts";
 import { importManifest } from "../../services/cli/site_manifest.ts";
@@ -194,18 +194,6 @@ async function bulkInsert(db: Database, run: string, count: number) {
     });
   }
   return (performance.now() - started) / 1000;
-}
-
-/** CPU time (user + system, every thread) the processes have used so far, in µs. */
-function cpuMicros(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second here).
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10_000;
 }
 
 /**

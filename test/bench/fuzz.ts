@@ -19,6 +19,7 @@ import { startTask } from "../helpers/process.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { RELAXED_LIMITS } from "../helpers/system.ts";
 import { memoryMb } from "./measure.ts";
+import { random } from "../../services/ingest/stats/generated.ts";
 
 export interface Keys {
   siteKey: string;
@@ -40,16 +41,9 @@ export function keysOfBanner(banner: string): Keys {
   };
 }
 
-/** mulberry32: a small seeded generator, so a failing request can be made again. */
+/** Seeded choices (mulberry32), so a failing request can be made again. */
 export function seeded(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = random(seed);
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)];
   const chance = (p: number) => next() < p;

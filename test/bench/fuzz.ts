@@ -520,11 +520,10 @@ export async function run(): Promise<BenchReport> {
   const count = Number(Deno.env.get("FUZZ_REQUESTS") ?? 100_000);
   const seed = Number(Deno.env.get("FUZZ_SEED") ?? 13);
   const target = await startFuzzTarget();
-  const { pid, keys, storage } = target;
-  const system = { url: target.url };
+  const { url, pid, keys, storage } = target;
   try {
     // Warm-up: caches, pools and JIT settle before the RSS baseline.
-    await fuzzHttp({ url: system.url, keys, count: 2_000, seed: seed + 1 });
+    await fuzzHttp({ url, keys, count: 2_000, seed: seed + 1 });
     const rssStart = memoryMb(pid, "VmRSS");
     let rssPeak = rssStart;
     /** [requests answered so far, RSS MB], every second. */
@@ -536,14 +535,14 @@ export async function run(): Promise<BenchReport> {
       samples.push([progress.sent, now]);
     }, 1_000);
     const started = performance.now();
-    const result = await fuzzHttp({ url: system.url, keys, count, seed, progress });
+    const result = await fuzzHttp({ url, keys, count, seed, progress });
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const rssEnd = memoryMb(pid, "VmRSS");
-    const health = await fetch(`${system.url}/healthz`);
+    const health = await fetch(`${url}/healthz`);
     const healthy = health.status === 200;
     await health.body?.cancel();
-    const read = await fetch(`${system.url}/content/v1/pages/home`, {
+    const read = await fetch(`${url}/content/v1/pages/home`, {
       headers: { "x-crm-key": keys.siteKey },
     });
     const readOk = read.status === 200;

@@ -14,6 +14,7 @@ import { DATABASE_URL, REDIS_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { type OwnRedis, redisServerInstalled, startOwnRedis } from "../helpers/redis_server.ts";
 import { freePort } from "../helpers/ports.ts";
+import { cpuMicros, memoryMb, percentile } from "./measure.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CONNECTIONS = 64;
@@ -81,20 +82,6 @@ function descendants(pid: number): number[] {
   };
   walk(pid);
   return out;
-}
-
-/** CPU time (user + system, every thread) the process has used so far, in µs. */
-function cpuMicros(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second here).
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-function peakRssMb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? "0");
-  return Math.round(kb / 1024);
 }
 
 /** Spawns a server and resolves once it prints the line ready matches (group 1: its URL). */
@@ -243,9 +230,9 @@ async function wrk(url: string, seconds: number): Promise<LoadResult> {
 async function measure(target: string, server: Server): Promise<BenchRow & { rps: number }> {
   const url = server.url + HOT_PATH;
   await wrk(url, WARMUP_S);
-  const cpuBefore = cpuMicros(server.pid);
+  const cpuBefore = cpuMicros([server.pid]);
   const result = await wrk(url, DURATION_S);
-  const cpuUs = (cpuMicros(server.pid) - cpuBefore) / Math.max(1, result.requests);
+  const cpuUs = (cpuMicros([server.pid]) - cpuBefore) / Math.max(1, result.requests);
   return {
     target,
     "req/s": Math.round(result.rps),
@@ -254,7 +241,7 @@ async function measure(target: string, server: Server): Promise<BenchRow & { rps
     // The server's own CPU per answer: it moves far less with the machine's
     // load than req/s, which wrk and other work on the same cores pull down.
     "CPU µs/req": Math.round(cpuUs),
-    "peak RSS MB": peakRssMb(server.pid),
+    "peak RSS MB": memoryMb(server.pid, "VmHWM"),
     errors: result.errors,
     rps: result.rps,
   };
@@ -281,14 +268,14 @@ async function coldReads(server: Server): Promise<BenchRow> {
     if (i >= 20) times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  const at = (p: number) => times[Math.min(times.length - 1, Math.floor(times.length * p))];
+  const at = (p: number) => percentile(times, p);
   return {
     target: "system, cold read (cache miss), one at a time",
     "req/s": Math.round(1000 / (times.reduce((a, b) => a + b, 0) / times.length)),
     "p50 ms": Math.round(at(0.5) * 100) / 100,
     "p99 ms": Math.round(at(0.99) * 100) / 100,
     "CPU µs/req": null,
-    "peak RSS MB": peakRssMb(server.pid),
+    "peak RSS MB": memoryMb(server.pid, "VmHWM"),
     errors: 0,
   };
 }

@@ -9,50 +9,26 @@
 import type { BenchReport, BenchRow } from "./main.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
-import { runCommand } from "../helpers/process.ts";
+import { runCommand, startService, startTask } from "../helpers/process.ts";
 import { freePort } from "../helpers/ports.ts";
+import { memoryMb, statusFieldMb } from "./measure.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 /** How long a process runs before it is read: startup garbage collected, timers settled. */
 const IDLE_S = Number(Deno.env.get("BENCH_FOOTPRINT_IDLE_S") ?? 20);
 const SERVICE_TARGET_MB = 120;
 
-const status = (pid: number) => Deno.readTextFileSync(`/proc/${pid}/status`);
-const kbField = (text: string, field: string) =>
-  Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0) / 1024);
-
-/** Runs a command until it prints `ready`, waits IDLE_S, reads its memory, stops it. */
+/** Waits IDLE_S once a started process listens, reads its memory, stops it. */
 async function idleMemory(
-  args: string[],
-  env: Record<string, string>,
-  ready: RegExp,
+  started: Promise<{ pid: number; stop(): Promise<number> }>,
 ): Promise<{ peak: number; rss: number }> {
-  const child = new Deno.Command("deno", {
-    args,
-    cwd: ROOT,
-    env: { LOG_LEVEL: "error", ...env },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const running = await started;
   try {
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
-    while (!ready.test(out)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`${args.join(" ")} exited early: ${out}`);
-      out += value;
-    }
-    (async () => {
-      while (!(await reader.read()).done) { /* drain */ }
-    })().catch(() => {});
     await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-    const text = status(child.pid);
-    return { peak: kbField(text, "VmHWM"), rss: kbField(text, "VmRSS") };
+    const text = Deno.readTextFileSync(`/proc/${running.pid}/status`);
+    return { peak: statusFieldMb(text, "VmHWM"), rss: statusFieldMb(text, "VmRSS") };
   } finally {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await child.status;
+    await running.stop();
   }
 }
 
@@ -66,7 +42,7 @@ async function peakOfRun(args: string[]): Promise<{ peak: number; seconds: numbe
   child.status.then(() => done = true);
   while (!done) {
     try {
-      peak = Math.max(peak, kbField(status(child.pid), "VmHWM"));
+      peak = Math.max(peak, memoryMb(child.pid, "VmHWM"));
     } catch { /* exited between the test and the read */ }
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -108,9 +84,9 @@ export async function run(): Promise<BenchReport> {
       seconds: Math.round(initdb.seconds * 10) / 10,
     });
     const system = await idleMemory(
-      ["run", "-A", "services/cli/start.ts"],
-      { ...urls, CRM_DATA_DIR: `${dir}/system`, DATABASE_URL: "", REDIS_URL: "" },
-      /gateway listening on/,
+      startTask([], { ...urls, CRM_DATA_DIR: `${dir}/system`, DATABASE_URL: "", REDIS_URL: "" }, {
+        direct: true,
+      }).then((started) => ({ pid: started.process.pid, stop: started.stop })),
     );
     rows.push({
       process: "deno task start, embedded PGlite, fresh folder, idle",
@@ -140,9 +116,7 @@ export async function run(): Promise<BenchReport> {
             continue;
           }
           const memory = await idleMemory(
-            ["run", "-A", "services/cli/service.ts", name],
-            { ...env, ...urls, GRPC_PORT: String(ports[name]), HOST: "127.0.0.1" },
-            new RegExp(`${name} listening on`),
+            startService(name, { ...env, ...urls, GRPC_PORT: String(ports[name]) }),
           );
           rows.push({
             process: `deno task service ${name}, idle`,

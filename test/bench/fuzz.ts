@@ -19,6 +19,7 @@ import { DATABASE_URL } from "../helpers/env.ts";
 import { startTask } from "../helpers/process.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { RELAXED_LIMITS } from "../helpers/system.ts";
+import { memoryMb } from "./measure.ts";
 
 export interface Keys {
   siteKey: string;
@@ -40,7 +41,7 @@ export function keysOfBanner(banner: string): Keys {
   };
 }
 
-/** mulberry32: a small seeded generator, so a failing request can be made again. */
+/** Seeded choices (mulberry32), so a failing request can be made again. */
 export function seeded(seed: number) {
   const next = seededRandom(seed);
   const int = (n: number) => Math.floor(next() * n);
@@ -463,12 +464,6 @@ export async function fuzzHttp(
   return result;
 }
 
-/** The resident set of a process in MB (VmRSS of /proc/PID/status). */
-export function rssMb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? "0") / 1024);
-}
-
 export interface FuzzTarget {
   url: string;
   keys: Keys;
@@ -525,30 +520,29 @@ export async function run(): Promise<BenchReport> {
   const count = Number(Deno.env.get("FUZZ_REQUESTS") ?? 100_000);
   const seed = Number(Deno.env.get("FUZZ_SEED") ?? 13);
   const target = await startFuzzTarget();
-  const { pid, keys, storage } = target;
-  const system = { url: target.url };
+  const { url, pid, keys, storage } = target;
   try {
     // Warm-up: caches, pools and JIT settle before the RSS baseline.
-    await fuzzHttp({ url: system.url, keys, count: 2_000, seed: seed + 1 });
-    const rssStart = rssMb(pid);
+    await fuzzHttp({ url, keys, count: 2_000, seed: seed + 1 });
+    const rssStart = memoryMb(pid, "VmRSS");
     let rssPeak = rssStart;
     /** [requests answered so far, RSS MB], every second. */
     const samples: [number, number][] = [];
     const progress = { sent: 0 };
     const sampler = setInterval(() => {
-      const now = rssMb(pid);
+      const now = memoryMb(pid, "VmRSS");
       rssPeak = Math.max(rssPeak, now);
       samples.push([progress.sent, now]);
     }, 1_000);
     const started = performance.now();
-    const result = await fuzzHttp({ url: system.url, keys, count, seed, progress });
+    const result = await fuzzHttp({ url, keys, count, seed, progress });
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
-    const rssEnd = rssMb(pid);
-    const health = await fetch(`${system.url}/healthz`);
+    const rssEnd = memoryMb(pid, "VmRSS");
+    const health = await fetch(`${url}/healthz`);
     const healthy = health.status === 200;
     await health.body?.cancel();
-    const read = await fetch(`${system.url}/content/v1/pages/home`, {
+    const read = await fetch(`${url}/content/v1/pages/home`, {
       headers: { "x-crm-key": keys.siteKey },
     });
     const readOk = read.status === 200;

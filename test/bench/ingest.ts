@@ -18,6 +18,7 @@ import { startTask } from "../helpers/process.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
+import { cpuMicros, percentile } from "./measure.ts";
 import { loadConfig } from "../../services/lib/config.ts";
 import { adminClients, SITE_SERVICES } from "../../services/cli/admin_clients.ts";
 import { importManifest } from "../../services/cli/site_manifest.ts";
@@ -28,10 +29,6 @@ const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const EVENTS = Number(Deno.env.get("BENCH_INGEST_EVENTS") ?? 60_000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_INGEST_CONCURRENCY") ?? 256);
 const WARMUP = 3_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-}
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -197,18 +194,6 @@ async function bulkInsert(db: Database, run: string, count: number) {
     });
   }
   return (performance.now() - started) / 1000;
-}
-
-/** CPU time (user + system, every thread) the processes have used so far, in µs. */
-function cpuMicros(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second here).
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10_000;
 }
 
 /**

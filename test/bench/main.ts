@@ -1,7 +1,8 @@
 /**
- * `deno task bench [NAME ...]`: runs the named benchmarks (all when none is
- * named). `deno task bench compare OLD.json NEW.json` prints the change of
- * every figure between two result files (test/bench/compare.ts). Each benchmark is a module `test/bench/NAME.ts` exporting
+ * `deno task bench [NAME ...]`: runs the named benchmarks (DEFAULT when none
+ * is named). `deno task bench compare OLD.json NEW.json` prints the change of
+ * every figure between two result files (test/bench/compare.ts). Each
+ * benchmark is a module `test/bench/NAME.ts` exporting
  * `run(): Promise<BenchReport>`; this prints each report as a table and
  * writes all of them as JSON under test/bench/results/.
  */

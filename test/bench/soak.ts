@@ -10,7 +10,8 @@
  */
 import type { BenchReport } from "./main.ts";
 import { HttpConnection } from "./http_client.ts";
-import { rssMb, startFuzzTarget } from "./fuzz.ts";
+import { startFuzzTarget } from "./fuzz.ts";
+import { memoryMb, percentile } from "./measure.ts";
 
 const CONNECTIONS = 16;
 const PEAK_SECONDS = 10;
@@ -22,8 +23,6 @@ interface Window {
   statuses: Record<string, number>;
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
 const round = (n: number) => Math.round(n * 100) / 100;
 /** Reads answer 200, page views 204, events 200. */
 const ok = (status: number) => status === 200 || status === 204;
@@ -134,8 +133,8 @@ export async function run(): Promise<BenchReport> {
         ? windows.end
         : undefined;
     const rssTimers = [
-      setTimeout(() => rss.start = rssMb(target.pid), windowSeconds * 1000),
-      setTimeout(() => rss.end = rssMb(target.pid), seconds * 1000 - 500),
+      setTimeout(() => rss.start = memoryMb(target.pid, "VmRSS"), windowSeconds * 1000),
+      setTimeout(() => rss.end = memoryMb(target.pid, "VmRSS"), seconds * 1000 - 500),
     ];
     const interval = (1000 * CONNECTIONS) / rate;
     let sent = 0;

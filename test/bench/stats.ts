@@ -30,6 +30,7 @@ import { finish } from "../../services/ingest/stats/finish.ts";
 import { parseQuery } from "../../services/ingest/stats/query.ts";
 import { planQuery, resolveDays } from "../../services/ingest/stats/service.ts";
 import type { Json } from "../../services/lib/stats/wire.ts";
+import { percentile } from "./measure.ts";
 
 const PAGE_VIEWS = Number(Deno.env.get("BENCH_STATS_PAGE_VIEWS") ?? 10_000_000);
 const RUNS = Number(Deno.env.get("BENCH_STATS_RUNS") ?? 7);
@@ -84,8 +85,6 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
 ];
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
 export async function load(db: Database): Promise<{ items: number; seconds: number }> {
   const months: number[] = [];

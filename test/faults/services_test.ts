@@ -55,10 +55,6 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
       }
       // Not read before: it needs content-service.
       await expectUnavailable(await read("/content/v1/pages/home?lang=de"));
-      console.log(
-        "[fault auth+content away] hot read 200 from the caches 5/5, cold read 503 " +
-          "service_unavailable with Retry-After 1/1, recovered to 200 without a restart",
-      );
 
       await cluster.proxies.content!.enable();
       await cluster.proxies.auth!.enable();
@@ -66,6 +62,10 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("services away", () => {
         timeout: 15_000,
         interval: 250,
       }).toBe(200);
+      console.log(
+        "[fault auth+content away] hot read 200 from the caches 5/5, cold read 503 " +
+          "service_unavailable with Retry-After 1/1, recovered to 200 without a restart",
+      );
     },
     60_000,
   );

@@ -159,6 +159,8 @@ export async function spawnService(
 export interface RunningProcess {
   /** Where it listens, as it printed. */
   url: string;
+  /** The service script's process (a child relaunched for telemetry runs under it). */
+  pid: number;
   /** Everything it wrote on stderr lately (its JSON log lines). */
   stderr(): string;
   /** SIGTERM (passed on to a child relaunched for telemetry); resolves with the exit code. */
@@ -205,6 +207,7 @@ export async function startService(
   })().catch(() => {});
   const running: RunningProcess = {
     url: listening.exec(out)![1],
+    pid: child.pid,
     stderr: () => stderr,
     async stop() {
       runningServices.delete(running);

@@ -182,6 +182,10 @@ export async function run(): Promise<BenchReport> {
     };
     const non200 = Object.entries(statuses).filter(([status]) => !ok(Number(status)));
     const failures = [
+      // A window without RSS readings or answers gives no growth to judge: that fails too.
+      ...(Number.isFinite(growth.rss) && Number.isFinite(growth.p50)
+        ? []
+        : ["a window without RSS readings or answers: nothing to compare"]),
       ...(growth.rss > GROWTH_LIMIT ? [`RSS grew ${Math.round((growth.rss - 1) * 100)}%`] : []),
       ...(growth.p50 > GROWTH_LIMIT
         ? [`median latency grew ${Math.round((growth.p50 - 1) * 100)}%`]

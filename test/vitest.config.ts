@@ -1,17 +1,42 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Tests that drive real outside tools (a Kubernetes control plane, podman,
- * Jaeger, Toxiproxy) load both cores for minutes. They run as a second
- * group, after every other file, so the timing-sensitive tests (rate-limit
- * windows over Redis with a 500 ms command timeout, embedded PGlite in the
- * same worker) never share the machine with them.
+ * The test levels (docs/development.md, "Test levels"):
+ *
+ * - unit: pure logic, handlers as plain objects and through Connect's
+ *   in-memory transport, storage modules on PGlite and Postgres; beside the
+ *   code they test.
+ * - integration: the whole system in this process on ephemeral ports, driven
+ *   over HTTP and gRPC as clients drive it (`test/`).
+ * - system: tests whose subject is a separate process or a real outside tool:
+ *   the commands as a user runs them, crashes and restarts, a Kubernetes
+ *   control plane, podman, Jaeger, Toxiproxy. They load both cores for
+ *   minutes and wait on real time (a 30 s outage is 30 s), so they run on
+ *   their own: `deno task test:system`, which CI runs after `deno task test`.
  */
-const REAL_TOOLS = [
+const SYSTEM = [
+  "test/commands_test.ts",
+  "test/embedded_crash_test.ts",
+  "test/ingest_crash_test.ts",
+  "test/otel_export_test.ts",
+  "test/secrets_in_output_test.ts",
+  "test/service_admin_token_test.ts",
+  "test/system/**/*_test.ts",
   "test/helm_test.ts",
   "test/image_test.ts",
   "test/telemetry_jaeger_test.ts",
   "test/faults/**/*_test.ts",
+];
+
+const UNIT = [
+  "services/**/*_test.ts",
+  "widget/**/*_test.ts",
+  "dashboard/**/*_test.ts",
+  "test/bench/*_test.ts",
+  "test/fuzz/parsers_test.ts",
+  "test/helpers/*_test.ts",
+  "test/ci_audit_test.ts",
+  "test/docs_test.ts",
 ];
 
 const EXCLUDE = ["**/node_modules/**", "services/lib/gen/**", "widget/dist/**"];
@@ -29,26 +54,19 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: {
-          name: "suite",
-          include: [
-            "services/**/*_test.ts",
-            "widget/**/*_test.ts",
-            "dashboard/**/*_test.ts",
-            "test/**/*_test.ts",
-          ],
-          exclude: [...EXCLUDE, ...REAL_TOOLS],
-          sequence: { groupOrder: 0 },
-        },
+        test: { name: "unit", include: UNIT, exclude: EXCLUDE },
       },
       {
         extends: true,
         test: {
-          name: "real tools",
-          include: REAL_TOOLS,
-          exclude: EXCLUDE,
-          sequence: { groupOrder: 1 },
+          name: "integration",
+          include: ["test/**/*_test.ts"],
+          exclude: [...EXCLUDE, ...UNIT, ...SYSTEM],
         },
+      },
+      {
+        extends: true,
+        test: { name: "system", include: SYSTEM, exclude: EXCLUDE },
       },
     ],
   },

@@ -1,15 +1,16 @@
 /**
- * The analytics admin commands as an operator runs them (`deno task admin`
- * in a child process), and retention and visitor deletion on every storage:
- * whole partitions dropped, rows past the cutoff deleted, leads kept.
+ * The analytics admin commands as an operator runs them (the command line's
+ * `main`, run in this process by `runAdmin`), and retention and visitor
+ * deletion on every storage: whole partitions dropped, rows past the cutoff
+ * deleted, leads kept.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
-import { runTask } from "./helpers/process.ts";
 import { analyticsManifest, beacon, exported, type Json, postEvent } from "./helpers/marketing.ts";
 import { listPartitions, Partitions } from "../services/ingest/partitions.ts";
 import type { Database } from "../services/lib/db/mod.ts";
+import { runAdmin } from "./helpers/admin.ts";
 
 const DAY = 86_400_000;
 
@@ -34,16 +35,16 @@ describe("analytics commands of deno task admin", () => {
         u: `https://demo.example/${i}`,
       });
     }
-    const events = await runTask(["admin", "events", "export", "demo"], env);
+    const events = await runAdmin(["events", "export", "demo"], env);
     expect(events.code).toBe(0);
     const lines = events.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(lines.map((e) => e.eventId)).toEqual(["cli-0", "cli-1", "cli-2"]);
     expect(lines[1]).toMatchObject({ name: "note", params: { n: 1 }, source: "server" });
-    const views = await runTask(["admin", "pageviews", "export", "demo"], env);
+    const views = await runAdmin(["pageviews", "export", "demo"], env);
     const viewLines = views.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(viewLines.map((v) => v.url)).toEqual([0, 1, 2].map((i) => `https://demo.example/${i}`));
     const since = viewLines[2].receivedAt;
-    const later = await runTask(["admin", "pageviews", "export", "demo", "--since", since], env);
+    const later = await runAdmin(["pageviews", "export", "demo", "--since", since], env);
     expect(later.stdout.trim().split("\n").map((l) => JSON.parse(l).url)).toContain(
       "https://demo.example/2",
     );
@@ -75,7 +76,7 @@ describe("analytics commands of deno task admin", () => {
     );
     expect((await counted()).counters).toBe(right.rows + 7);
 
-    const rebuilt = await runTask(["admin", "stats", "rebuild", "demo"], env);
+    const rebuilt = await runAdmin(["stats", "rebuild", "demo"], env);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
     const report = JSON.parse(rebuilt.stdout);
     expect(report.tables).toEqual({
@@ -84,20 +85,20 @@ describe("analytics commands of deno task admin", () => {
       "ingest.visits": { added: 0, removed: 0, changed: 0 },
     });
     expect(await counted()).toEqual(right);
-    const again = JSON.parse((await runTask(["admin", "stats", "rebuild", "demo"], env)).stdout);
+    const again = JSON.parse((await runAdmin(["stats", "rebuild", "demo"], env)).stdout);
     expect(Object.values(again.tables)).toEqual(
       Array(3).fill({ added: 0, removed: 0, changed: 0 }),
     );
-    const unknown = await runTask(["admin", "stats", "rebuild", "no-such-site"], env);
+    const unknown = await runAdmin(["stats", "rebuild", "no-such-site"], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("site_not_found");
   });
 
   it("refuses a bad --since and an unknown site with one line and a non-zero exit", async () => {
-    const bad = await runTask(["admin", "events", "export", "demo", "--since", "yesterday"], env);
+    const bad = await runAdmin(["events", "export", "demo", "--since", "yesterday"], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
-    const unknown = await runTask(["admin", "events", "export", "no-such-site"], env);
+    const unknown = await runAdmin(["events", "export", "no-such-site"], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("site_not_found");
   });
@@ -109,7 +110,7 @@ describe("analytics commands of deno task admin", () => {
     await beacon(sys, "/marketing/lead", { email: "x@example.com", v: visitor, s: visitor });
     await beacon(sys, "/marketing/view", { v: "keeper", u: "https://demo.example/" });
 
-    const first = await runTask(["admin", "visitor", "delete", "demo", visitor], env);
+    const first = await runAdmin(["visitor", "delete", "demo", visitor], env);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout).deleted).toMatchObject({
       pageViews: 1,
@@ -122,14 +123,14 @@ describe("analytics commands of deno task admin", () => {
     expect((await exported(sys, "leads")).some((l) => l.visitorId === visitor)).toBe(true);
     expect((await exported(sys, "pageviews")).some((v) => v.visitorId === "keeper")).toBe(true);
 
-    const second = await runTask(["admin", "visitor", "delete", "demo", visitor, "--leads"], env);
+    const second = await runAdmin(["visitor", "delete", "demo", visitor, "--leads"], env);
     expect(JSON.parse(second.stdout).deleted.leads).toBe(1);
     expect((await exported(sys, "leads")).some((l) => l.visitorId === visitor)).toBe(false);
   });
 
   it("runs retention, keeping what is younger than RETENTION_DAYS and every lead", async () => {
     const before = await exported(sys, "events");
-    const run = await runTask(["admin", "retention", "run"], { ...env, RETENTION_DAYS: "1" });
+    const run = await runAdmin(["retention", "run"], { ...env, RETENTION_DAYS: "1" });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ retentionDays: 1, leads: "kept" });
     expect(await exported(sys, "events")).toEqual(before);

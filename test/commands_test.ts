@@ -1,6 +1,7 @@
 /** The README's promise, as a newcomer meets it: `deno task start` and `deno task admin`. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTask, startTask } from "./helpers/process.ts";
+import { runAdmin } from "./helpers/admin.ts";
 import { readFixture, startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { STORAGES } from "./helpers/env.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
@@ -9,6 +10,9 @@ import { contentMigrations } from "../services/content/migrations.ts";
 import { ingestMigrations } from "../services/ingest/migrations.ts";
 
 const FIXTURE = "test/fixtures/contract-example.json";
+
+const runAdminTask = (args: string[], env: Record<string, string>) =>
+  runTask(["admin", ...args], env);
 
 describe.each(STORAGES)("deno task start on %s", (storage) => {
   it("loads the demo site on empty storage, serves it, stops cleanly and keeps its data", async () => {
@@ -105,50 +109,61 @@ describe("deno task admin", () => {
   });
 
   it("imports the contract example twice with the same export", async () => {
-    const first = await runTask(["admin", "import", FIXTURE], env);
+    const first = await runAdmin(["import", FIXTURE], env);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ site: "demo", changed: true });
-    const exported = await runTask(["admin", "export-site", "demo"], env);
-    const second = await runTask(["admin", "import", FIXTURE], env);
+    const exported = await runAdmin(["export-site", "demo"], env);
+    const second = await runAdmin(["import", FIXTURE], env);
     expect(JSON.parse(second.stdout)).toMatchObject({ site: "demo", changed: false });
-    const exportedAgain = await runTask(["admin", "export-site", "demo"], env);
+    const exportedAgain = await runAdmin(["export-site", "demo"], env);
     expect(exportedAgain.stdout).toBe(exported.stdout);
     const fixture = await readFixture("contract-example.json") as { site: unknown };
     expect(JSON.parse(exported.stdout).site).toEqual(fixture.site);
   });
 
   it("creates, uses and revokes a key", async () => {
-    const created = await runTask(["admin", "key", "create", "demo", "--kind", "site"], env);
+    const created = await runAdmin(["key", "create", "demo", "--kind", "site"], env);
     expect(created.code).toBe(0);
     const { key } = JSON.parse(created.stdout);
     expect(key).toMatch(/^pk_[0-9a-f]{32}$/);
     expect((await sys.get("/content/v1/langs", { headers: { "x-crm-key": key } })).status).toBe(
       200,
     );
-    const revoked = await runTask(["admin", "key", "revoke", key], env);
+    const revoked = await runAdmin(["key", "revoke", key], env);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ siteId: "demo", alreadyRevoked: false });
     const after = await sys.get("/content/v1/langs", { headers: { "x-crm-key": key } });
     expect(after.status).toBe(401);
     expect(await after.json()).toEqual({ message: "invalid_key" });
   });
 
-  it("fails with one line and a non-zero exit", async () => {
-    const missing = await runTask(["admin", "export-site", "nosuch"], env);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
-    expect(missing.stderr).toContain("site_not_found");
-    for (const args of [["frobnicate"], [], ["key", "rotate"], ["export-site"]]) {
-      const usage = await runTask(["admin", ...args], env);
-      expect(usage.code).toBe(2);
-      expect(usage.stderr.trim().split("\n")).toHaveLength(1);
-    }
-    const help = await runTask(["admin", "help"], env);
-    expect(help.code).toBe(0);
-    expect(help.stdout).toContain("events export SITE_ID");
-  });
+  // Each run twice: the command's own answer in this process, and the same
+  // through `deno task admin` in a child (the task's wiring: exit code, stderr, stdout).
+  for (const [how, run] of [["in process", runAdmin], ["deno task", runAdminTask]] as const) {
+    it(`fails with one line and a non-zero exit (${how})`, async () => {
+      const missing = await run(["export-site", "nosuch"], env);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr.trim().split("\n")).toHaveLength(1);
+      expect(missing.stderr).toContain("site_not_found");
+      // Every usage error in this process; one of them is enough for the task's wiring.
+      const usages = how === "deno task" ? [["frobnicate"]] : [
+        ["frobnicate"],
+        [],
+        ["key", "rotate"],
+        ["export-site"],
+      ];
+      for (const args of usages) {
+        const usage = await run(args, env);
+        expect(usage.code).toBe(2);
+        expect(usage.stderr.trim().split("\n")).toHaveLength(1);
+      }
+      const help = await run(["help"], env);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain("events export SITE_ID");
+    });
+  }
 
   it("needs ADMIN_TOKEN when the services have one", async () => {
-    const refused = await runTask(["admin", "export-site", "demo"], {
+    const refused = await runAdmin(["export-site", "demo"], {
       ...env,
       ADMIN_TOKEN: "wrong",
     });
@@ -157,7 +172,7 @@ describe("deno task admin", () => {
   });
 
   it("runs migrate as a no-op on a migrated system", async () => {
-    const result = await runTask(["admin", "migrate"], env);
+    const result = await runAdmin(["migrate"], env);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
       auth: { applied: [], current: authMigrations.length },

@@ -6,11 +6,12 @@
  * stores none twice.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { runTask, type StartedProcess, startTask } from "./helpers/process.ts";
+import { type StartedProcess, startTask } from "./helpers/process.ts";
 import { analyticsManifest, postEvent } from "./helpers/marketing.ts";
 import { eventLoad } from "./helpers/load.ts";
 import { freePort } from "./helpers/ports.ts";
 import type { TestSystem } from "./helpers/system.ts";
+import { runAdmin } from "./helpers/admin.ts";
 
 describe("the embedded system killed mid-load", () => {
   const dataDir = Deno.makeTempDirSync({ prefix: "crm-crash-" });
@@ -36,7 +37,7 @@ describe("the embedded system killed mid-load", () => {
   });
 
   const exportedIds = async (run: string) => {
-    const result = await runTask(["admin", "events", "export", "demo"], env);
+    const result = await runAdmin(["events", "export", "demo"], env);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     return result.stdout.split("\n").filter((l) => l !== "")

@@ -10,10 +10,11 @@
  * ids sent, the truncated addresses), so it is a search that can fail.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runTask, type StartedProcess, startTask } from "./helpers/process.ts";
+import { type StartedProcess, startTask } from "./helpers/process.ts";
 import { freePort } from "./helpers/ports.ts";
 import { analyticsManifest, CHROME, SECRET_KEY } from "./helpers/marketing.ts";
 import { reportKeyOf } from "./helpers/stats.ts";
+import { runAdmin } from "./helpers/admin.ts";
 
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 /** A second site key of the site, sent only in the `key` query parameter. */
@@ -150,7 +151,7 @@ describe("what the system writes", { timeout: 120_000 }, () => {
         ["export-site", "demo"],
       ]
     ) {
-      const run = await runTask(["admin", ...args], { ...ports, LOG_LEVEL: "debug" });
+      const run = await runAdmin(args, { ...ports, LOG_LEVEL: "debug" });
       expect(run.code, run.stderr).toBe(0);
       exports.push(run.stdout, run.stderr);
     }

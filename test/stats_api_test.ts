@@ -8,13 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
-import { runTask } from "./helpers/process.ts";
 import { beacon } from "./helpers/marketing.ts";
 import { reportKeyOf, statsQuery, statsSite, storeRows } from "./helpers/stats.ts";
 import { hashKey } from "../services/lib/keys.ts";
 import { KeyKind } from "../services/lib/gen/crm/auth/v1/auth_pb.ts";
 import { importManifest } from "../services/cli/site_manifest.ts";
 import { reasonOf } from "../services/lib/errors.ts";
+import { runAdmin } from "./helpers/admin.ts";
 
 const ALPHA = "alpha";
 const BETA = "beta";
@@ -82,17 +82,14 @@ describe.each(STORAGES)("POST /stats/v1/query on %s", (storage) => {
   });
 
   it("takes report keys from admin key create --kind report, exports their hashes, revokes them", async () => {
-    const created = await runTask(
-      ["admin", "key", "create", ALPHA, "--kind", "report"],
-      adminEnv(),
-    );
+    const created = await runAdmin(["key", "create", ALPHA, "--kind", "report"], adminEnv());
     expect(created.code).toBe(0);
     const { key, keyHash, kind } = JSON.parse(created.stdout);
     expect(key).toMatch(/^rk_[0-9a-f]{48}$/);
     expect([kind, keyHash]).toEqual(["report", hashKey(key)]);
     expect((await statsQuery(sys, visits, key)).body.results[0].metrics).toEqual([2]);
 
-    const exported = await runTask(["admin", "export-site", ALPHA], adminEnv());
+    const exported = await runAdmin(["export-site", ALPHA], adminEnv());
     const manifest = JSON.parse(exported.stdout);
     expect(manifest.reportKeys).toEqual([hashKey(reportKeyOf(ALPHA)), keyHash]);
     expect(Object.keys(manifest)).toEqual([
@@ -108,7 +105,7 @@ describe.each(STORAGES)("POST /stats/v1/query on %s", (storage) => {
     ]);
     expect(JSON.stringify(manifest)).not.toContain(key);
 
-    const revoked = await runTask(["admin", "key", "revoke", key], adminEnv());
+    const revoked = await runAdmin(["key", "revoke", key], adminEnv());
     expect(revoked.code).toBe(0);
     expect(await statsQuery(sys, visits, key)).toEqual({
       status: 401,
@@ -263,19 +260,19 @@ describe.each(STORAGES)("POST /stats/v1/query on %s", (storage) => {
     const file = await Deno.makeTempFile({ suffix: ".json" });
     try {
       await Deno.writeTextFile(file, JSON.stringify(body));
-      const printed = await runTask(["admin", "stats", ALPHA, file], adminEnv());
+      const printed = await runAdmin(["stats", ALPHA, file], adminEnv());
       expect(printed.code).toBe(0);
       const http = await statsQuery(sys, body, reportKeyOf(ALPHA));
       expect(JSON.parse(printed.stdout)).toEqual(http.body);
       expect(http.body.results.length).toBeGreaterThan(1);
 
       await Deno.writeTextFile(file, JSON.stringify({ ...body, limit: 0 }));
-      const refused = await runTask(["admin", "stats", ALPHA, file], adminEnv());
+      const refused = await runAdmin(["stats", ALPHA, file], adminEnv());
       expect(refused.code).toBe(1);
       expect(refused.stderr.trim().split("\n")).toHaveLength(1);
       expect(refused.stderr).toContain("invalid_query");
       expect(refused.stderr).toContain('"field":"limit"');
-      const unknown = await runTask(["admin", "stats", "no-such-site", file], adminEnv());
+      const unknown = await runAdmin(["stats", "no-such-site", file], adminEnv());
       expect(unknown.code).toBe(1);
     } finally {
       await Deno.remove(file);

@@ -4,7 +4,7 @@
  * public gateway, prints JSON on stdout, and on failure prints one line on
  * stderr and exits non-zero.
  */
-import { userPath } from "./user_path.ts";
+import { type CommandIo, pathOf, processIo } from "./command_io.ts";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../lib/config.ts";
 import { describeError } from "../lib/errors.ts";
@@ -53,7 +53,12 @@ const USAGE = `usage: deno task admin <command>
                                            and print what changed`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
-type Command = (clients: AdminClients, args: string[], config: Config) => Promise<unknown>;
+type Command = (
+  clients: AdminClients,
+  args: string[],
+  config: Config,
+  io: CommandIo,
+) => Promise<unknown>;
 
 function positional(args: string[], count: number, names: string): string[] {
   if (args.length !== count) throw new UsageError(`expected ${names}`);
@@ -67,9 +72,9 @@ const KEY_KINDS: Record<string, KeyKind> = {
 };
 
 const commands: Record<string, Command> = {
-  async import(clients, args) {
+  async import(clients, args, _config, io) {
     const [file] = positional(args, 1, "FILE");
-    const text = await Deno.readTextFile(userPath(file, Deno.env.get("INIT_CWD"))).catch((e) => {
+    const text = await Deno.readTextFile(pathOf(io, file)).catch((e) => {
       throw new UsageError(`cannot read ${file}: ${e.message}`);
     });
     return await importManifest(clients, text);
@@ -117,43 +122,50 @@ const commands: Record<string, Command> = {
     return out;
   },
 
-  events: (clients, args) => exportCommand("events", clients, args),
-  pageviews: (clients, args) => exportCommand("pageviews", clients, args),
-  leads: (clients, args) => exportCommand("leads", clients, args),
+  events: (clients, args, _config, io) => exportCommand("events", clients, args, io),
+  pageviews: (clients, args, _config, io) => exportCommand("pageviews", clients, args, io),
+  leads: (clients, args, _config, io) => exportCommand("leads", clients, args, io),
   visitor: (clients, args) => visitorCommand(clients, args),
   retention: (clients, args, config) => retentionCommand(clients, args, config),
-  stats: (clients, args) => statsCommand(clients, args),
+  stats: (clients, args, _config, io) => statsCommand(clients, args, io),
 };
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs one command and answers its exit code. The settings come from
+ * `io.env` and the output goes to `io.stdout` and `io.stderr`: the process
+ * passes its own (the default), a test may run it in its own process.
+ */
+export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
   const [name, ...args] = argv;
   const command = name === undefined ? undefined : commands[name];
+  const print = (text: string) => io.stdout.write(text + "\n");
+  const fail = (line: string) => io.stderr.write(line + "\n");
   if (name === "help" || name === "--help") {
-    console.log(USAGE);
+    await print(USAGE);
     return 0;
   }
   if (!command) {
     // A failure is one line; the list of commands is one `help` away.
     const what = name === undefined ? "a command is needed" : `unknown command "${name}"`;
-    console.error(`${what} (deno task admin help lists the commands)`);
+    await fail(`${what} (deno task admin help lists the commands)`);
     return 2;
   }
   try {
-    const config = loadConfig(Deno.env.toObject(), "admin");
-    const result = await command(adminClients(config), args, config);
-    if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+    const config = loadConfig(io.env, "admin");
+    const result = await command(adminClients(config), args, config, io);
+    if (result !== undefined) await print(JSON.stringify(result, null, 2));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`${name}: ${error.message}`);
+      await fail(`${name}: ${error.message}`);
       return 2;
     }
-    if (error instanceof ConfigError) console.error(`configuration: ${error.message}`);
+    if (error instanceof ConfigError) await fail(`configuration: ${error.message}`);
     else if (error instanceof ManifestError) {
-      console.error(`invalid manifest at ${error.path}: ${error.problem}`);
+      await fail(`invalid manifest at ${error.path}: ${error.problem}`);
     } else {
       const what = name === "key" ? `key ${args[0]}` : name;
-      console.error(`${what} failed: ${oneLine(error)}`);
+      await fail(`${what} failed: ${oneLine(error)}`);
     }
     return 1;
   }

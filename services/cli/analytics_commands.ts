@@ -9,7 +9,7 @@ import type { AdminClients } from "./admin_clients.ts";
 import { eventJson, leadJson, pageViewJson } from "./export_rows.ts";
 import { answerJson, queryBodyOf } from "../lib/stats/wire.ts";
 import { Code, publicError } from "../lib/errors.ts";
-import { userPath } from "./user_path.ts";
+import { type CommandIo, pathOf } from "./command_io.ts";
 
 export class UsageError extends Error {}
 
@@ -78,6 +78,7 @@ export async function exportCommand(
   what: string,
   clients: AdminClients,
   args: string[],
+  io: CommandIo,
 ): Promise<undefined> {
   const [action, ...rest] = args;
   if (action !== "export") throw new UsageError(`${what} needs export`);
@@ -87,16 +88,10 @@ export async function exportCommand(
     allowPositionals: true,
   });
   if (positionals.length !== 1) throw new UsageError("expected SITE_ID [--since ISO]");
-  const encoder = new TextEncoder();
   for await (const rows of exportPages(what, clients, positionals[0], sinceOf(values.since))) {
-    await writeAll(encoder.encode(rows.join("\n") + "\n"));
+    await io.stdout.write(rows.join("\n") + "\n");
   }
   return undefined;
-}
-
-async function writeAll(bytes: Uint8Array) {
-  let offset = 0;
-  while (offset < bytes.length) offset += await Deno.stdout.write(bytes.subarray(offset));
 }
 
 /** `visitor delete SITE_ID VISITOR_ID [--leads]` */
@@ -149,7 +144,11 @@ const STATS_TIMEOUT_MS = 10 * 60_000;
  * `stats rebuild SITE_ID`: the site's derived report tables recomputed from
  * its rows, and what changed.
  */
-export async function statsCommand(clients: AdminClients, args: string[]): Promise<unknown> {
+export async function statsCommand(
+  clients: AdminClients,
+  args: string[],
+  io: CommandIo,
+): Promise<unknown> {
   if (args[0] === "rebuild") {
     if (args.length !== 2) throw new UsageError("expected rebuild SITE_ID");
     const answer = await clients.ingest.rebuildStats(
@@ -169,7 +168,7 @@ export async function statsCommand(clients: AdminClients, args: string[]): Promi
   }
   if (args.length !== 2) throw new UsageError("expected SITE_ID FILE, or rebuild SITE_ID");
   const [siteId, file] = args;
-  const text = await Deno.readTextFile(userPath(file, Deno.env.get("INIT_CWD"))).catch((e) => {
+  const text = await Deno.readTextFile(pathOf(io, file)).catch((e) => {
     throw new UsageError(`cannot read ${file}: ${e.message}`);
   });
   let body: unknown;

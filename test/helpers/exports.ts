@@ -1,6 +1,6 @@
-/** Stored analytics as the operator reads them: `deno task admin events|pageviews export`. */
-import { runTask } from "./process.ts";
+/** Stored analytics as the operator reads them: `admin events|pageviews|leads export`, in process. */
 import type { TestSystem } from "./system.ts";
+import { runAdmin } from "./admin.ts";
 
 export type Row = Record<string, unknown>;
 
@@ -9,7 +9,7 @@ export async function exportRows(
   kind: "events" | "pageviews" | "leads",
   siteId: string,
 ): Promise<Row[]> {
-  const result = await runTask(["admin", kind, "export", siteId], {
+  const result = await runAdmin([kind, "export", siteId], {
     AUTH_URL: sys.config.authUrl,
     CONTENT_URL: sys.config.contentUrl,
     INGEST_URL: sys.config.ingestUrl,

@@ -3,18 +3,25 @@ import { AuthAdminService, AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts
 import { SiteAdminService } from "../lib/gen/crm/admin/v1/site_admin_pb.ts";
 import { siteAdminHandlers } from "../lib/site_admin.ts";
 import type { Platform } from "../lib/platform.ts";
-import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
+import {
+  type ListenOptions,
+  type RunningService,
+  runService,
+  type ServiceDefinition,
+} from "../lib/service_runtime.ts";
 import { AUTH_SCHEMA, authMigrations } from "./migrations.ts";
 import { AuthStore } from "./storage.ts";
 import { Resolver } from "./resolver.ts";
 import { authHandlers } from "./handlers.ts";
 import { authAdminHandlers, authSitePart } from "./admin_handlers.ts";
 
-export function startAuthService(
-  platform: Platform,
-  listen: ListenOptions,
-): Promise<RunningService> {
-  return runService(platform, {
+/**
+ * auth-service as a definition: its schema, the services it mounts and how
+ * its handlers are built. `startAuthService` serves it on a port; a test may
+ * route its handlers through an in-memory transport.
+ */
+export function authService(platform: Platform): ServiceDefinition {
+  return {
     name: "auth",
     schema: AUTH_SCHEMA,
     migrations: authMigrations,
@@ -44,5 +51,12 @@ export function startAuthService(
         },
       };
     },
-  }, listen);
+  };
+}
+
+export function startAuthService(
+  platform: Platform,
+  listen: ListenOptions,
+): Promise<RunningService> {
+  return runService(platform, authService(platform), listen);
 }

@@ -3,7 +3,12 @@ import { IngestAdminService, IngestService } from "../lib/gen/crm/ingest/v1/inge
 import { SiteAdminService } from "../lib/gen/crm/admin/v1/site_admin_pb.ts";
 import { siteAdminHandlers } from "../lib/site_admin.ts";
 import type { Platform } from "../lib/platform.ts";
-import { type ListenOptions, type RunningService, runService } from "../lib/service_runtime.ts";
+import {
+  type ListenOptions,
+  type RunningService,
+  runService,
+  type ServiceDefinition,
+} from "../lib/service_runtime.ts";
 import type { Database } from "../lib/db/mod.ts";
 import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
 import { IngestStore } from "./storage.ts";
@@ -55,13 +60,15 @@ export function groupCommitFor(
   );
 }
 
-export function startIngestService(
-  platform: Platform,
-  listen: ListenOptions,
-): Promise<RunningService> {
+/**
+ * ingest-service as a definition: its schema, the services it mounts and how
+ * its handlers are built. `startIngestService` serves it on a port; a test may
+ * route its handlers through an in-memory transport.
+ */
+export function ingestService(platform: Platform): ServiceDefinition {
   const geo = openGeo(platform.config.geoipDb);
   const referrers = bundledReferrers();
-  return runService(platform, {
+  return {
     name: "ingest",
     schema: INGEST_SCHEMA,
     migrations: ingestMigrations,
@@ -118,5 +125,12 @@ export function startIngestService(
         },
       };
     },
-  }, listen);
+  };
+}
+
+export function startIngestService(
+  platform: Platform,
+  listen: ListenOptions,
+): Promise<RunningService> {
+  return runService(platform, ingestService(platform), listen);
 }

@@ -54,26 +54,27 @@ export interface RunningService {
 
 const SCHEMA_POLL_MS = 2000;
 
-export async function runService(
+/**
+ * The context a service's handlers are built with: the platform with the
+ * service's own logger, its storage, and its migrations (`onMigrated` runs
+ * once they are current). `runService` serves the handlers on a port; a test
+ * may route them through an in-memory transport instead.
+ */
+export function serviceContext(
   platform: Platform,
-  definition: ServiceDefinition,
-  listen: ListenOptions,
-): Promise<RunningService> {
+  definition: Pick<ServiceDefinition, "name" | "schema" | "migrations">,
+  onMigrated: () => void = () => {},
+): ServiceContext {
   const db = platform.db;
   if (!db) throw new Error(`${definition.name} needs storage`);
   const log = platform.log.child({ service: definition.name });
-  const health = new HealthRegistry();
-  for (const s of definition.services) health.set(s.typeName, ServingStatus.NOT_SERVING);
-  const latest = definition.migrations.length;
-
-  const markReady = () => health.setAll(ServingStatus.SERVING);
   const context: ServiceContext = {
     platform: { ...platform, log },
     db,
     async migrate() {
       const result = await migrate(db, definition.schema, definition.migrations);
       if (result.applied.length) log.info("migrations applied", { versions: result.applied });
-      markReady();
+      onMigrated();
       return result;
     },
     async migrateRpc() {
@@ -81,6 +82,21 @@ export async function runService(
       return { appliedVersions: result.applied, currentVersion: result.current };
     },
   };
+  return context;
+}
+
+export async function runService(
+  platform: Platform,
+  definition: ServiceDefinition,
+  listen: ListenOptions,
+): Promise<RunningService> {
+  const health = new HealthRegistry();
+  for (const s of definition.services) health.set(s.typeName, ServingStatus.NOT_SERVING);
+  const latest = definition.migrations.length;
+
+  const markReady = () => health.setAll(ServingStatus.SERVING);
+  const context = serviceContext(platform, definition, markReady);
+  const { db, platform: { log } } = context;
   const handlers = definition.setup(context);
 
   let server: RpcServer | undefined;

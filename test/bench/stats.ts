@@ -11,7 +11,8 @@
  * queries by number, BENCH_STATS_RAW_RUNS=0 skips the rows-only runs, and
  * BENCH_STATS_DATABASE (a
  * Postgres URL) times the queries on a database a previous run loaded (kept
- * when that run was stopped after its load) instead of loading a new one.
+ * with BENCH_STATS_KEEP=1, or when that run was stopped after its load)
+ * instead of loading a new one.
  */
 import type { BenchReport } from "./main.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
@@ -36,6 +37,8 @@ const PAGE_VIEWS = Number(Deno.env.get("BENCH_STATS_PAGE_VIEWS") ?? 10_000_000);
 const RUNS = Number(Deno.env.get("BENCH_STATS_RUNS") ?? 7);
 const RAW_RUNS = Number(Deno.env.get("BENCH_STATS_RAW_RUNS") ?? 3);
 const LOADED = Deno.env.get("BENCH_STATS_DATABASE") || undefined;
+/** Keep the database this run loads (its URL is in the notes), to time it again later. */
+const KEEP = Deno.env.get("BENCH_STATS_KEEP") === "1";
 /** Which of QUERIES to time (their numbers from 0, comma-separated), all when unset. */
 const ONLY = Deno.env.get("BENCH_STATS_QUERIES")?.split(",").map(Number);
 const SITE = "bench";
@@ -145,6 +148,10 @@ export async function run(): Promise<BenchReport> {
   };
   const fresh = DATABASE_URL && !LOADED ? await freshPostgresUrl() : undefined;
   const url = LOADED ?? fresh?.url;
+  if (fresh && KEEP) {
+    console.error(`stats bench: loading into ${fresh.url} (kept)`);
+    report.notes!.push(`database kept: BENCH_STATS_DATABASE=${fresh.url}`);
+  }
   const db = url ? await openPostgres(url, { poolSize: 4 }) : await openPglite("memory://");
   try {
     if (!LOADED) {
@@ -198,7 +205,7 @@ export async function run(): Promise<BenchReport> {
     );
   } finally {
     await db.close();
-    await fresh?.drop();
+    if (!KEEP) await fresh?.drop();
   }
   return report;
 }

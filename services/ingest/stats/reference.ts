@@ -13,7 +13,7 @@
 import type { Queryable } from "../../lib/db/mod.ts";
 import { runAggregate } from "./aggregate.ts";
 import type { StatsEngine } from "./service.ts";
-import { iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
+import { instant, iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
 
 /** The attribute columns of a row of each kind (page views carry them all). */
 const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
@@ -103,6 +103,50 @@ export function referenceSources(plan: Plan, params: Params): string {
              a.visitor_type
         from spans s join attributes a using (visit_key)
     )`;
+}
+
+/**
+ * The CTE r of aggregate.ts alone, from the stored rows, for a query that
+ * reads nothing of visits (aggregate.ts, rowsAlone and no visit metric):
+ * the same rows and values as referenceSources gives them, without working
+ * out every visit's attributes (which reads every row of the range's
+ * sessions). The page is worked out only when the query asks about it.
+ */
+export function rowsSources(plan: Plan, params: Params): string {
+  const site = params.add(plan.siteId);
+  const from = instant(params, plan.startMs);
+  const to = instant(params, plan.endMs);
+  const humansOnly = !plan.query.includeBots;
+  const range = (alias: string) =>
+    `${alias}.site_id = ${site} and ${alias}.received_at >= ${from} and ${alias}.received_at < ${to}`;
+  const byPage = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
+    .includes("event:page");
+  const page = (alias: string) => (byPage ? `ingest.url_path(${alias}.url)` : "null::text");
+  const visitor = (alias: string) =>
+    `coalesce('v' || ${alias}.visitor_id, 's' || ${alias}.session_id, 'r' || ${alias}.seq)`;
+  return `
+    r as (
+      select ${KIND.pageview} as kind, p.received_at as at, null::text as name,
+             null::bigint as value, null::text as currency, ${visitor("p")} as visitor_key,
+             ${page("p")} as page
+        from ingest.page_views p
+       where ${range("p")}${humansOnly ? " and not p.bot" : ""}
+      union all
+      select ${KIND.event}, e.received_at, e.name, e.value, e.currency, ${visitor("e")},
+             ${page("e")}
+        from ingest.events e
+       where ${range("e")}${humansOnly ? " and e.bot is not true" : ""}
+      union all
+      select ${KIND.lead}, l.received_at, null, null, null, ${visitor("l")}, null
+        from ingest.leads l
+       where ${range("l")}
+    )`;
+}
+
+/** The partial sums of a query that reads nothing of visits, from the stored rows (rowsSources). */
+export function rowsPartials(db: Queryable, plan: Plan): Promise<Partials> {
+  const params = new Params();
+  return runAggregate(db, plan, params, rowsSources(plan, params), false);
 }
 
 export function referencePartials(db: Queryable, plan: Plan): Promise<Partials> {

@@ -45,6 +45,7 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
 export function groupCommitFor(
   db: Database,
   statsUpkeep = true,
+  timeoutMs = 3_000,
 ): GroupCommit<WriteItem, WriteResult> {
   return new GroupCommit<WriteItem, WriteResult>(
     (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items, statsUpkeep))),
@@ -55,7 +56,7 @@ export function groupCommitFor(
       // Well below the gateway's 10 s deadline for ingest calls (a request
       // may wait behind a batch call before its own), so a database that
       // stopped answering is a 503 service_unavailable, not a 504.
-      timeoutMs: 3_000,
+      timeoutMs,
     },
   );
 }
@@ -112,7 +113,9 @@ export function ingestService(platform: Platform): ServiceDefinition {
           router.service(
             StatsService,
             statsHandlers({
-              engine: derivedEngine(context.db),
+              engine: derivedEngine(context.db, {
+                workMemMb: platform.config.statsWorkMemMb || undefined,
+              }),
               siteTimeZone: (siteId) => store.siteTimeZone(siteId),
               now: () => platform.clock.now(),
             }),

@@ -65,6 +65,11 @@ export interface Config {
    * are wrong until `admin stats rebuild`.
    */
   statsUpkeep: boolean;
+  /**
+   * work_mem in MB for each reports statement (STATS_WORK_MEM_MB, SET LOCAL
+   * in its transaction); 0 leaves the server's setting.
+   */
+  statsWorkMemMb: number;
 }
 
 /**
@@ -195,6 +200,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     ),
     logLevel,
     statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
+    statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
   };
 }
 

@@ -11,7 +11,8 @@
  * queries by number, BENCH_STATS_RAW_RUNS=0 skips the rows-only runs, and
  * BENCH_STATS_DATABASE (a
  * Postgres URL) times the queries on a database a previous run loaded (kept
- * when that run was stopped after its load) instead of loading a new one.
+ * with BENCH_STATS_KEEP=1, or when that run was stopped after its load)
+ * instead of loading a new one.
  */
 import type { BenchReport } from "./main.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
@@ -24,7 +25,8 @@ import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migration
 import { Partitions } from "../../services/ingest/partitions.ts";
 import { groupCommitFor } from "../../services/ingest/main.ts";
 import { generateVisits, inGroups } from "../../services/ingest/stats/generated.ts";
-import { derivedPartials, derivedPath } from "../../services/ingest/stats/derived_engine.ts";
+import { derivedEngine, derivedPath } from "../../services/ingest/stats/derived_engine.ts";
+import { loadConfig } from "../../services/lib/config.ts";
 import { referenceEngine, referencePartials } from "../../services/ingest/stats/reference.ts";
 import { finish } from "../../services/ingest/stats/finish.ts";
 import { parseQuery } from "../../services/ingest/stats/query.ts";
@@ -36,6 +38,8 @@ const PAGE_VIEWS = Number(Deno.env.get("BENCH_STATS_PAGE_VIEWS") ?? 10_000_000);
 const RUNS = Number(Deno.env.get("BENCH_STATS_RUNS") ?? 7);
 const RAW_RUNS = Number(Deno.env.get("BENCH_STATS_RAW_RUNS") ?? 3);
 const LOADED = Deno.env.get("BENCH_STATS_DATABASE") || undefined;
+/** Keep the database this run loads (its URL is in the notes), to time it again later. */
+const KEEP = Deno.env.get("BENCH_STATS_KEEP") === "1";
 /** Which of QUERIES to time (their numbers from 0, comma-separated), all when unset. */
 const ONLY = Deno.env.get("BENCH_STATS_QUERIES")?.split(",").map(Number);
 const SITE = "bench";
@@ -90,7 +94,9 @@ export async function load(db: Database): Promise<{ items: number; seconds: numb
   const months: number[] = [];
   for (let at = FROM; at < TO + 31 * DAY_MS; at += 27 * DAY_MS) months.push(at);
   await new Partitions(db).ensure(months);
-  const committer = groupCommitFor(db);
+  // No 3 s deadline: on a busy machine a transaction of 5,000 items may take longer (one did, at
+  // load average 12), and a load that stops there measures nothing.
+  const committer = groupCommitFor(db, true, 600_000);
   const started = performance.now();
   let items = 0;
   const inFlight = new Set<Promise<unknown>>();
@@ -145,6 +151,10 @@ export async function run(): Promise<BenchReport> {
   };
   const fresh = DATABASE_URL && !LOADED ? await freshPostgresUrl() : undefined;
   const url = LOADED ?? fresh?.url;
+  if (fresh && KEEP) {
+    console.error(`stats bench: loading into ${fresh.url} (kept)`);
+    report.notes!.push(`database kept: BENCH_STATS_DATABASE=${fresh.url}`);
+  }
   const db = url ? await openPostgres(url, { poolSize: 4 }) : await openPglite("memory://");
   try {
     if (!LOADED) {
@@ -165,6 +175,10 @@ export async function run(): Promise<BenchReport> {
               (select count(*) from ingest.visits)::int as visits`,
     );
     report.notes!.push(`stored: ${JSON.stringify(sizes)}`);
+    // As the service runs it: STATS_WORK_MEM_MB from the environment, read as the services read it.
+    const { statsWorkMemMb } = loadConfig(Deno.env.toObject(), "service");
+    const engine = derivedEngine(db, { workMemMb: statsWorkMemMb || undefined });
+    report.notes!.push(`STATS_WORK_MEM_MB: ${statsWorkMemMb}`);
     for (const [index, { name, body }] of QUERIES.entries()) {
       if (ONLY && !ONLY.includes(index)) continue;
       const query = parseQuery({ limit: 10_000, ...body });
@@ -172,11 +186,8 @@ export async function run(): Promise<BenchReport> {
         throw new Error("no presets here");
       });
       const plan = await planQuery(referenceEngine(db), SITE, query, ZONE, days);
-      const path = derivedPath(plan) ?? "rows";
-      const service = await time(RUNS, async () => {
-        const partials = await derivedPartials(db, plan) ?? await referencePartials(db, plan);
-        return finish(query, partials);
-      });
+      const path = derivedPath(plan) ?? "rows with visits";
+      const service = await time(RUNS, async () => finish(query, await engine.partials(plan)));
       // Not warmed: a run from the rows alone takes long enough to warm itself.
       const raw = RAW_RUNS > 0
         ? await time(RAW_RUNS, async () => finish(query, await referencePartials(db, plan)), false)
@@ -198,7 +209,7 @@ export async function run(): Promise<BenchReport> {
     );
   } finally {
     await db.close();
-    await fresh?.drop();
+    if (!KEEP) await fresh?.drop();
   }
   return report;
 }

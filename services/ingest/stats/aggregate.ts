@@ -13,6 +13,9 @@
  * over all its rows there; conversion_rate counts the visitors of the rows
  * without the event: filters, and those of them who sent an event matching
  * every event:name filter.
+ *
+ * A query with no visit: dimension, filter or visit metric needs no visit:
+ * then `r` alone (without visit_key) answers it (withVisits false).
  */
 import type { Queryable } from "../../lib/db/mod.ts";
 import {
@@ -72,16 +75,25 @@ export interface PartRow {
  * The statement over relations v and r (defined by `sources`, a list of CTEs
  * using `params`).
  */
-export function aggregateSql(plan: Plan, params: Params, sources: string): string {
+export function aggregateSql(
+  plan: Plan,
+  params: Params,
+  sources: string,
+  withVisits = true,
+): string {
   const { query } = plan;
   const needs = needsOf(query.metrics);
+  if (!withVisits && (needs.visits || !rowsAlone(query))) {
+    throw new Error("a query about visits needs the visits relation");
+  }
   const rowCols: string[] = [];
   const visitCols: string[] = [];
   const selects: string[] = [];
   query.dimensions.forEach((d, i) => {
     if (isTimeDimension(d)) {
       const b = bucketParams(plan.buckets.get(d)!, params);
-      selects.push(`${bucketOf("r.at", b)} as t${i}`, `${bucketOf("vf.first_at", b)} as vt${i}`);
+      selects.push(`${bucketOf("r.at", b)} as t${i}`);
+      if (withVisits) selects.push(`${bucketOf("vf.first_at", b)} as vt${i}`);
       rowCols.push(`t${i}`);
       visitCols.push(`vt${i}`);
     } else {
@@ -145,14 +157,32 @@ export function aggregateSql(plan: Plan, params: Params, sources: string): strin
       );
     }
   }
+  const selectedCte = `sel as (select * from fr where ${selected})`;
+  const more = selects.length ? ", " + selects.join(", ") : "";
+  if (!withVisits) {
+    return `with ${sources},
+    fr as (select r.kind, r.at, r.visitor_key, r.name, r.page, r.value, r.currency${more} from r),
+    ${selectedCte}
+  ${parts.join("\nunion all\n")}`;
+  }
   return `with ${sources},
     vf as (select * from v where ${and(visitFilters(query, params))}),
     fr as (
       select r.kind, r.at, r.visit_key, r.visitor_key, r.name, r.page, r.value, r.currency,
-             vf.pv, vf.ev, vf.dur_ms${selects.length ? ", " + selects.join(", ") : ""}
+             vf.pv, vf.ev, vf.dur_ms${more}
         from r join vf using (visit_key)),
-    sel as (select * from fr where ${selected})
+    ${selectedCte}
   ${parts.join("\nunion all\n")}`;
+}
+
+/**
+ * Whether a query reads nothing of visits: no visit: dimension or filter (its
+ * metrics may still be visit metrics). Such a query's rows need no visit's
+ * attributes, and with no visit metric, no visit at all (rowsSources).
+ */
+export function rowsAlone(query: Plan["query"]): boolean {
+  return !query.dimensions.some(isVisitDimension) &&
+    !query.filters.some((f) => isVisitDimension(f.dimension));
 }
 
 const num = (text: string | null) => (text === null ? 0 : Number(text));
@@ -210,7 +240,11 @@ export async function runAggregate(
   plan: Plan,
   params: Params,
   sources: string,
+  withVisits = true,
 ): Promise<Partials> {
-  const rows = await db.query<PartRow>(aggregateSql(plan, params, sources), params.list);
+  const rows = await db.query<PartRow>(
+    aggregateSql(plan, params, sources, withVisits),
+    params.list,
+  );
   return readParts(plan, rows);
 }

@@ -20,13 +20,14 @@
  * marks (every local midnight of every zone in use); a range that is not
  * reads the stored rows too.
  */
-import type { Queryable } from "../../lib/db/mod.ts";
-import { type PartRow, readParts } from "./aggregate.ts";
+import type { Database, Queryable } from "../../lib/db/mod.ts";
+import { type PartRow, readParts, rowsAlone } from "./aggregate.ts";
 import {
   and,
   bucketOf,
   bucketParams,
   eventFilters,
+  instant,
   iso,
   KIND,
   Params,
@@ -37,7 +38,7 @@ import {
 } from "./plan.ts";
 import type { MetricName, VisitDimension } from "./query.ts";
 import { isTimeDimension, isVisitDimension } from "./query.ts";
-import { referenceEngine, referencePartials } from "./reference.ts";
+import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
 
 const QUARTER_HOUR_MS = 15 * 60_000;
@@ -50,8 +51,23 @@ const VISIT_METRICS: MetricName[] = [
   "views_per_visit",
 ];
 
-/** Which derived tables answer a query: "counters", "visits", or undefined (the stored rows). */
-export function derivedPath(plan: Plan): "counters" | "visits" | undefined {
+/**
+ * What answers a query: the derived tables ("counters", "visits"), the stored
+ * rows without visits ("rows", for a query that reads nothing of visits), or
+ * undefined: the stored rows with every visit's attributes (the reference).
+ */
+export type DerivedPath = "counters" | "visits" | "rows";
+
+export function derivedPath(plan: Plan): DerivedPath | undefined {
+  return tablesPath(plan) ??
+    (rowsAlone(plan.query) &&
+        !plan.query.metrics.some((m) => VISIT_METRICS.includes(m) && m !== "visitors")
+      ? "rows"
+      : undefined);
+}
+
+/** Which derived tables answer a query: "counters", "visits", or undefined. */
+function tablesPath(plan: Plan): "counters" | "visits" | undefined {
   const { query } = plan;
   if (plan.startMs % QUARTER_HOUR_MS !== 0 || plan.endMs % QUARTER_HOUR_MS !== 0) return undefined;
   if (query.metrics.includes("conversion_rate")) return undefined;
@@ -79,8 +95,8 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   const { query } = plan;
   const site = params.add(plan.siteId);
   // Plain parameters: the planner sees them and estimates how many slices the range holds.
-  const from = `${params.add(iso(plan.startMs))}::text::timestamptz`;
-  const to = `${params.add(iso(plan.endMs))}::text::timestamptz`;
+  const from = instant(params, plan.startMs);
+  const to = instant(params, plan.endMs);
   const humans = query.includeBots ? "" : " and not bot";
   // A bucket's time: the range's data may start inside a 15-minute bucket, where the first bucket starts.
   const timeCols = new Map<number, { starts: string; ids: string; first: number }>();
@@ -96,6 +112,8 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   const tag = (level: string, p: string) => (level === "g" ? p : p.toUpperCase());
   const needsRevenue = query.metrics.includes("revenue");
 
+  // The counters of the range summed per group, kind and currency in one pass (a few rows),
+  // which every counters part then reads.
   const countersFrom = () => {
     const cols = query.dimensions.map((_d, i) => {
       const t = timeCols.get(i);
@@ -103,13 +121,16 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
       const first = `(select ${params.add(iso(t.first))}::text::timestamptz)`;
       return `${bucketOf(`greatest(bucket, ${first})`, t)} as g${i}`;
     });
-    ctes.push(`c as (
-      select bucket, kind, nullif(name, '') as name, nullif(currency, '') as currency, n, valued,
-             revenue
-        from ingest.stat_counters
-       where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}),
-      csel as (select *${cols.length ? ", " + cols.join(", ") : ""} from c
-                where ${and(eventFilters(query, params))})`);
+    const keys = [...cols.map((_, i) => i + 1), cols.length + 1, cols.length + 2];
+    ctes.push(`cg as (
+      select ${[...cols, ""].join(", ")} kind, currency, sum(n) as n,
+             sum(revenue) filter (where valued > 0) as revenue, bool_or(valued > 0) as valued
+        from (select bucket, kind, nullif(name, '') as name, nullif(currency, '') as currency,
+                     n, valued, revenue
+                from ingest.stat_counters
+               where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}) c
+       where ${and(eventFilters(query, params))}
+       group by ${keys.join(", ")})`);
   };
   const gcols = query.dimensions.map((_, i) => `g${i}`);
 
@@ -122,7 +143,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
         (sum(n) filter (where kind = ${KIND.event}))::text as n2,
         (sum(n) filter (where kind = ${KIND.lead}))::text as n3,
         null::text as n4, null::text as cur
-        from csel ${groupBy(cols)}`);
+        from cg ${groupBy(cols)}`);
     }
   } else {
     // Every slice carries its visit's attributes, so filters apply to the slices and
@@ -187,29 +208,51 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
       const cols = level === "g" ? gcols : [];
       parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(revenue))::text, null, null,
         null, currency
-        from csel where kind = ${KIND.event} and valued > 0 ${groupBy([...cols, "currency"])}`);
+        from cg where kind = ${KIND.event} and valued ${groupBy([...cols, "currency"])}`);
     }
   }
   return `with ${ctes.join(",\n")}\n${parts.join("\nunion all\n")}`;
 }
 
-/** The partial sums of a plan from the derived tables, or undefined when they cannot answer it. */
+/**
+ * The partial sums of a plan from the derived tables, or from the rows
+ * without visits ("rows"); undefined when only the reference answers it.
+ */
 export async function derivedPartials(
   db: Queryable,
   plan: Plan,
 ): Promise<Partials | undefined> {
   const path = derivedPath(plan);
   if (!path) return undefined;
+  if (path === "rows") return rowsPartials(db, plan);
   const params = new Params();
   const rows = await db.query<PartRow>(derivedSql(plan, path, params), params.list);
   return readParts(plan, rows);
 }
 
+export interface EngineOptions {
+  /**
+   * Postgres work_mem for a report's statement (SET LOCAL, its transaction
+   * only), in MB: its groupings of slices and visits spill to disk at the
+   * default 4 MB. Undefined leaves the server's setting.
+   */
+  workMemMb?: number;
+}
+
 /** The service's engine: the derived tables where they answer, the stored rows otherwise. */
-export function derivedEngine(db: Queryable): StatsEngine {
+export function derivedEngine(db: Database, options: EngineOptions = {}): StatsEngine {
   const reference = referenceEngine(db);
+  const { workMemMb } = options;
   return {
     extent: reference.extent,
-    partials: async (plan) => (await derivedPartials(db, plan)) ?? referencePartials(db, plan),
+    partials: (plan) => {
+      const answer = async (q: Queryable) =>
+        (await derivedPartials(q, plan)) ?? referencePartials(q, plan);
+      if (workMemMb === undefined) return answer(db);
+      return db.transaction(async (tx) => {
+        await tx.exec(`set local work_mem = '${Math.trunc(workMemMb)}MB'`);
+        return await answer(tx);
+      });
+    },
   };
 }

@@ -19,6 +19,7 @@ import { truncateIp } from "../lib/ip.ts";
 import { campaignOf } from "./url_clean.ts";
 import { classifyChannel } from "./channel.ts";
 import type { Attribution, WriteItem } from "./rows.ts";
+import { boundedMemo } from "../lib/memo.ts";
 
 export type Source = "browser" | "server";
 
@@ -56,6 +57,16 @@ function refuse(refusal: Refusal, source: Source): Prepared {
   return { refused: refusal, code: CODES[refusal.reason] ?? Code.InvalidArgument };
 }
 
+/**
+ * The stored form of a receive time. A batch's items mostly share their
+ * millisecond, so the last one is remembered (formatting costs about 1 µs).
+ */
+let lastTime = { ms: NaN, iso: "" };
+function isoTime(ms: number): string {
+  if (ms !== lastTime.ms) lastTime = { ms, iso: new Date(ms).toISOString() };
+  return lastTime.iso;
+}
+
 export function prepareItem(
   item: RawItem,
   types: TypesOfSite | undefined,
@@ -63,7 +74,7 @@ export function prepareItem(
 ): Prepared {
   try {
     const { body } = item;
-    const receivedAt = new Date(item.receivedAtMs).toISOString();
+    const receivedAt = isoTime(item.receivedAtMs);
     if (body.case === "pageView") {
       return { write: pageView(item, body.value, receivedAt, enrichment) };
     }
@@ -128,20 +139,9 @@ function pageView(
   // Attribution comes from where the visit arrived: the landing URL when the
   // widget says the page moved before this first view, else the page itself.
   const arrivedAt = view.rawLanding ?? view.rawUrl;
-  const campaign = campaignOf(arrivedAt);
-  const attribution: Attribution = {
-    channel: classifyChannel(
-      { campaign, referrer: view.rawReferrer, pageUrl: arrivedAt },
-      enrichment.referrers,
-    ),
-    utm_source: campaign.utm.utm_source,
-    utm_medium: campaign.utm.utm_medium,
-    utm_campaign: campaign.utm.utm_campaign,
-    utm_term: campaign.utm.utm_term,
-    utm_content: campaign.utm.utm_content,
-    ad_link: campaign.adLink,
-    click_ids: campaign.clickIds,
-  };
+  const attribution = attributionMemo(enrichment.referrers)(
+    JSON.stringify([arrivedAt, view.rawReferrer]),
+  );
   const agent = describeAgent(item.userAgent);
   return {
     kind: "view",
@@ -169,4 +169,42 @@ function pageView(
       ip: truncateIp(item.clientIp),
     },
   };
+}
+
+/** A visit's channel and campaign from where it arrived and its referrer. */
+function attributionOf(
+  arrivedAt: string,
+  referrer: string | null,
+  referrers: ReferrerList,
+): Attribution {
+  const campaign = campaignOf(arrivedAt);
+  return {
+    channel: classifyChannel({ campaign, referrer, pageUrl: arrivedAt }, referrers),
+    utm_source: campaign.utm.utm_source,
+    utm_medium: campaign.utm.utm_medium,
+    utm_campaign: campaign.utm.utm_campaign,
+    utm_term: campaign.utm.utm_term,
+    utm_content: campaign.utm.utm_content,
+    ad_link: campaign.adLink,
+    click_ids: campaign.clickIds,
+  };
+}
+
+/**
+ * attributionOf remembered per referrer list, keyed by the JSON of
+ * `[arrivedAt, referrer]`: a site's visits arrive at a few landing pages from
+ * a few referrers, and each answer costs two URL parses and a list lookup.
+ * The answers are shared by the rows that carry them and never changed.
+ */
+const attributionMemos = new WeakMap<ReferrerList, (key: string) => Attribution>();
+function attributionMemo(referrers: ReferrerList): (key: string) => Attribution {
+  let memo = attributionMemos.get(referrers);
+  if (!memo) {
+    memo = boundedMemo((key) => {
+      const [arrivedAt, referrer] = JSON.parse(key) as [string, string | null];
+      return attributionOf(arrivedAt, referrer, referrers);
+    }, { maxEntries: 5_000, maxInputLength: 2_048 });
+    attributionMemos.set(referrers, memo);
+  }
+  return memo;
 }

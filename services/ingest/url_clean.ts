@@ -7,6 +7,7 @@
  */
 
 import { isStorableUrl } from "../lib/url_scheme.ts";
+import { boundedMemo } from "../lib/memo.ts";
 
 /** Parameter names removed from every stored URL (compared without case). */
 export const SENSITIVE_PARAMS: ReadonlySet<string> = new Set([
@@ -88,7 +89,13 @@ const RELATIVE_ORIGIN = new URL(RELATIVE_BASE).origin;
  * relative one (a server event's "/checkout") is cleaned and stays relative;
  * `javascript:`, `data:`, an app's `android-app:` and the like are dropped.
  */
-export function cleanUrl(raw: string): string | null {
+export const cleanUrl: (raw: string) => string | null = boundedMemo(cleanUrlOf, {
+  // A site's pages and event URLs repeat; parsing one costs a few µs.
+  maxEntries: 5_000,
+  maxInputLength: 1_024,
+});
+
+function cleanUrlOf(raw: string): string | null {
   const text = raw.trim();
   if (text === "" || !isStorableUrl(text)) return null;
   let url: URL;

@@ -7,6 +7,7 @@
  */
 import UAParser from "ua-parser-js";
 import { isbot } from "isbot";
+import { boundedMemo } from "../lib/memo.ts";
 
 export interface Agent {
   /** desktop, mobile, tablet, smarttv, console, wearable, embedded; null when unknown. */
@@ -18,7 +19,6 @@ export interface Agent {
 
 const MAX_CACHED = 10_000;
 const MAX_UA = 512;
-const cache = new Map<string, Agent>();
 
 function parse(ua: string): Agent {
   if (ua.trim() === "") return { device: null, browser: null, os: null, bot: true };
@@ -32,12 +32,8 @@ function parse(ua: string): Agent {
   };
 }
 
+const parseRemembered = boundedMemo(parse, { maxEntries: MAX_CACHED });
+
 export function describeAgent(userAgent: string): Agent {
-  const ua = userAgent.slice(0, MAX_UA);
-  const cached = cache.get(ua);
-  if (cached) return cached;
-  const agent = parse(ua);
-  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-  cache.set(ua, agent);
-  return agent;
+  return parseRemembered(userAgent.slice(0, MAX_UA));
 }

@@ -29,6 +29,14 @@ const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const EVENTS = Number(Deno.env.get("BENCH_INGEST_EVENTS") ?? 60_000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_INGEST_CONCURRENCY") ?? 256);
 const WARMUP = 3_000;
+/** Which rows to measure (all by default): durable, upkeep-off, bulk, cluster. */
+const ROWS = new Set(
+  (Deno.env.get("BENCH_INGEST_ROWS") ?? "durable,upkeep-off,bulk,cluster").split(","),
+);
+/** Flags for the system process's `deno run`, e.g. `--v8-flags=--perf-basic-prof` to profile it. */
+const DENO_FLAGS = (Deno.env.get("BENCH_INGEST_DENO_FLAGS") ?? "").split(" ").filter(Boolean);
+/** CPUs the system process (every thread) is pinned to, as taskset takes them ("0", "0,1"). */
+const CPUS = Deno.env.get("BENCH_INGEST_CPUS");
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -202,6 +210,15 @@ async function bulkInsert(db: Database, run: string, count: number) {
  * steadier than events/s on a machine shared with other work.
  */
 async function httpRow(path: string, url: string, db: Database, pids: number[]) {
+  if (CPUS) {
+    for (const pid of pids) {
+      const pinned = await new Deno.Command("taskset", {
+        args: ["-a", "-p", "-c", CPUS, String(pid)],
+        stdout: "null",
+      }).output();
+      if (!pinned.success) throw new Error(`taskset -apc ${CPUS} ${pid} failed`);
+    }
+  }
   const run = uniqueId("b");
   await load(url, `w${run}`, WARMUP, CONCURRENCY);
   const cpuBefore = cpuMicros(pids);
@@ -249,49 +266,56 @@ export async function run(): Promise<BenchReport> {
     currency: "EUR",
   });
   await Deno.writeTextFile(seedFile, JSON.stringify(manifest));
-  const server = await startTask(["--seed", seedFile], {
-    DATABASE_URL: fresh.url,
-    REDIS_URL: "",
-    ...RAISED_LIMITS,
-  }, { direct: true });
-  const db = await openPostgres(fresh.url, { poolSize: 2 });
-  try {
-    report.rows.push(
-      await httpRow("HTTP end to end (durable)", server.url, db, [server.process.pid]),
-    );
-    await server.stop();
-    // The same without derived-table upkeep (a setting for this comparison only).
-    const bare = await startTask(["--seed", seedFile], {
+  const start = (env: Record<string, string>) =>
+    startTask(["--seed", seedFile], {
       DATABASE_URL: fresh.url,
       REDIS_URL: "",
-      STATS_UPKEEP: "off",
       ...RAISED_LIMITS,
-    }, { direct: true });
-    try {
-      report.rows.push(
-        await httpRow(
-          "HTTP end to end, derived tables not kept (STATS_UPKEEP=off)",
-          bare.url,
-          db,
-          [bare.process.pid],
-        ),
-      );
-    } finally {
-      await bare.stop();
+      ...env,
+    }, { direct: true, denoFlags: DENO_FLAGS });
+  const db = await openPostgres(fresh.url, { poolSize: 2 });
+  try {
+    if (ROWS.has("durable")) {
+      const server = await start({});
+      try {
+        report.rows.push(
+          await httpRow("HTTP end to end (durable)", server.url, db, [server.process.pid]),
+        );
+      } finally {
+        await server.stop();
+      }
     }
-    const bulkSeconds = await bulkInsert(db, `${uniqueId("b")}-bulk`, EVENTS);
-    report.rows.push({
-      path: "bulk INSERT, 1000 rows a statement",
-      events: EVENTS,
-      failed: 0,
-      seconds: round(bulkSeconds, 2),
-      "events/s": Math.round(EVENTS / bulkSeconds),
-      "p50 ms": null,
-      "p99 ms": null,
-      "CPU µs/event": null,
-      "stored rows": EVENTS,
-    });
-    if (REDIS_URL) {
+    if (ROWS.has("upkeep-off")) {
+      // The same without derived-table upkeep (a setting for this comparison only).
+      const bare = await start({ STATS_UPKEEP: "off" });
+      try {
+        report.rows.push(
+          await httpRow(
+            "HTTP end to end, derived tables not kept (STATS_UPKEEP=off)",
+            bare.url,
+            db,
+            [bare.process.pid],
+          ),
+        );
+      } finally {
+        await bare.stop();
+      }
+    }
+    if (ROWS.has("bulk")) {
+      const bulkSeconds = await bulkInsert(db, `${uniqueId("b")}-bulk`, EVENTS);
+      report.rows.push({
+        path: "bulk INSERT, 1000 rows a statement",
+        events: EVENTS,
+        failed: 0,
+        seconds: round(bulkSeconds, 2),
+        "events/s": Math.round(EVENTS / bulkSeconds),
+        "p50 ms": null,
+        "p99 ms": null,
+        "CPU µs/event": null,
+        "stored rows": EVENTS,
+      });
+    }
+    if (ROWS.has("cluster") && REDIS_URL) {
       const cluster = await startCluster(fresh.url, REDIS_URL, JSON.stringify(manifest));
       try {
         report.rows.push(
@@ -308,7 +332,7 @@ export async function run(): Promise<BenchReport> {
           await child.status;
         }
       }
-    } else {
+    } else if (ROWS.has("cluster")) {
       report.notes!.push("set REDIS_URL to also measure one process per service");
     }
     report.notes!.push(
@@ -316,10 +340,6 @@ export async function run(): Promise<BenchReport> {
       "the load generator, the system and Postgres share those cores",
     );
   } finally {
-    try {
-      server.process.kill("SIGTERM");
-      await server.process.status;
-    } catch { /* stopped already */ }
     await db.close();
     await fresh.drop();
     await Deno.remove(seedFile);

@@ -66,9 +66,15 @@ export interface StartedProcess {
 export async function startTask(
   args: string[],
   env: Record<string, string>,
-  options: { direct?: boolean } = {},
+  options: {
+    direct?: boolean;
+    /** With `direct`: flags for `deno run` (a benchmark's --v8-flags, say). */
+    denoFlags?: string[];
+  } = {},
 ): Promise<StartedProcess> {
-  const command = options.direct ? ["run", "-A", "services/cli/start.ts"] : ["task", "-q", "start"];
+  const command = options.direct
+    ? ["run", "-A", ...(options.denoFlags ?? []), "services/cli/start.ts"]
+    : ["task", "-q", "start"];
   const child = new Deno.Command("deno", {
     args: [...command, ...args],
     cwd: ROOT,

@@ -8,6 +8,7 @@ import type { Clock } from "../../services/lib/clock.ts";
 import { type RunningSystem, startSystem } from "../../services/cli/system.ts";
 import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
+import { useEmptyClusterTemplate } from "./pglite_template.ts";
 
 export interface TestSystemOptions {
   /** Serve the demo page at /demo/ (needs the bundled demo site, e.g. seeded from it). */
@@ -52,6 +53,7 @@ export const RELAXED_LIMITS = {
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const storage = options.storage ?? "pglite";
+  if (storage === "pglite") await useEmptyClusterTemplate();
   const pg = storage === "postgres" && !options.databaseUrl ? await freshPostgresUrl() : undefined;
   const env: Record<string, string> = {
     PORT: "0",

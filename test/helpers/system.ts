@@ -13,6 +13,8 @@ import { useEmptyClusterTemplate } from "./pglite_template.ts";
 export interface TestSystemOptions {
   /** Serve the demo page at /demo/ (needs the bundled demo site, e.g. seeded from it). */
   demoPage?: boolean;
+  /** Load the bundled demo site and its weeks of history, as `deno task start` does on empty storage. */
+  demo?: boolean;
   storage?: StorageKind;
   /** Manifest to import before serving (object or JSON text). */
   seed?: unknown;
@@ -80,6 +82,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     system = await startSystem(config, {
       seed,
       demoPage: options.demoPage,
+      demo: options.demo,
       clock: options.clock,
       log: options.log ?? createLogger(config.logLevel),
     });

@@ -4,6 +4,7 @@ import { runTask, startTask } from "./helpers/process.ts";
 import { runAdmin } from "./helpers/admin.ts";
 import { readFixture, startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { STORAGES } from "./helpers/env.ts";
+import { demoKeys } from "../services/cli/system.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
 import { authMigrations } from "../services/auth/migrations.ts";
 import { contentMigrations } from "../services/content/migrations.ts";
@@ -27,6 +28,10 @@ describe.each(STORAGES)("deno task start on %s", (storage) => {
       expect(first.banner).toMatch(/secret key:\s+sk_[0-9a-f]{48}/);
       expect(first.banner).toContain(`${first.url}/content/v1/pages/home`);
       expect(first.banner).toContain(`demo page:   ${first.url}/demo/`);
+      const { reportKey } = await demoKeys();
+      expect(first.banner).toContain(
+        `dashboard:   ${first.url}/dashboard/ (report key ${reportKey})`,
+      );
       const health = await fetch(`${first.url}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({

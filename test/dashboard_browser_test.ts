@@ -1,14 +1,17 @@
 /**
- * The reports page in Chromium, on `deno task start` with the demo site and
- * its weeks of history: sign in with the printed report key, read the
- * numbers off the page and compare them with POST /stats/v1/query, switch
- * reports, download a table as CSV, sign out; and a wrong key is refused.
+ * The reports page in Chromium, on the system as `deno task start` starts it
+ * on empty storage (in this process): the demo site and its weeks of
+ * history. Sign in with the demo's report key, read the numbers off the page
+ * and compare them with POST /stats/v1/query, switch reports, download a
+ * table as CSV, sign out; and a wrong key is refused. That `deno task start`
+ * announces the dashboard with the key is test/commands_test.ts's.
  * A screenshot of the Traffic report is taken (into docs/images/dashboard.png
  * with UPDATE_SCREENSHOTS=1).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Browser, BROWSER_TESTS, launchBrowser } from "./helpers/browser.ts";
-import { type StartedProcess, startTask } from "./helpers/process.ts";
+import { startTestSystem, type TestSystem } from "./helpers/system.ts";
+import { demoKeys } from "../services/cli/system.ts";
 
 /** The docs' picture is refreshed on request only, so a test run leaves the tree as it was. */
 const SCREENSHOT = Deno.env.get("UPDATE_SCREENSHOTS") === "1"
@@ -17,22 +20,19 @@ const SCREENSHOT = Deno.env.get("UPDATE_SCREENSHOTS") === "1"
 
 describe.runIf(BROWSER_TESTS)("the dashboard", () => {
   let browser: Browser;
-  let system: StartedProcess;
+  let system: TestSystem;
   let reportKey: string;
-  const dataDir = Deno.makeTempDirSync({ prefix: "crm-dashboard-" });
 
   beforeAll(async () => {
-    system = await startTask([], { CRM_DATA_DIR: dataDir, DATABASE_URL: "", REDIS_URL: "" }, {
-      direct: true,
-    });
-    reportKey = /dashboard:\s+\S+ \(report key (rk_[0-9a-f]{48})\)/.exec(system.banner)![1];
+    system = await startTestSystem({ demo: true });
+    expect(system.system.demoLoaded).toBe(true);
+    reportKey = (await demoKeys()).reportKey;
     browser = await launchBrowser();
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
-    await system?.stop();
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await system?.close();
   });
 
   const api = async (body: Record<string, unknown>) => {
@@ -44,10 +44,6 @@ describe.runIf(BROWSER_TESTS)("the dashboard", () => {
     expect(answer.status).toBe(200);
     return await answer.json();
   };
-
-  it("is announced by deno task start with the demo's report key", () => {
-    expect(system.banner).toContain(`dashboard:   ${system.url}/dashboard/`);
-  });
 
   it("signs in, shows the reports as the API answers them, and signs out", async () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });

@@ -2,10 +2,13 @@
  * Runs once before any test file. The outside servers the suite was given
  * must answer: when DATABASE_URL or REDIS_URL is set but unreachable, the
  * whole run fails here with one clear line, before any test could skip them.
+ * It also makes the empty PGlite cluster every in-memory store of the run
+ * starts from (helpers/pglite_template.ts).
  */
 import { DATABASE_URL, REDIS_URL } from "./helpers/env.ts";
 import { openPostgres } from "../services/lib/db/postgres.ts";
 import { connectRedis } from "../services/lib/redis.ts";
+import { makeEmptyClusterTemplate } from "./helpers/pglite_template.ts";
 
 async function answers(setting: string, check: () => Promise<void>): Promise<void> {
   try {
@@ -28,6 +31,7 @@ export async function setup(): Promise<void> {
       redis.disconnect();
     });
   }
+  await makeEmptyClusterTemplate();
   const servers = [DATABASE_URL && "postgres", REDIS_URL && "redis"].filter(Boolean);
   console.info(
     `integration servers: ${servers.length ? servers.join(", ") : "none (embedded only)"}`,

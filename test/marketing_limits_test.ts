@@ -1,7 +1,9 @@
 /**
- * The shared marketing limits: 120 requests per IP and 6000 per site a
- * minute across page views, events and leads, in-process and (when
- * REDIS_URL is set) in Redis, answered 429 rate_limit_exceeded.
+ * The shared marketing limits: 120 requests per IP (the default) and a
+ * number per site a minute across page views, events and leads, in-process
+ * and (when REDIS_URL is set) in Redis, answered 429 rate_limit_exceeded.
+ * The per-site limit is set to 600 here, not its default of 6000: the
+ * counting is the same for any limit, and each request stores a row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDIS_URL } from "./helpers/env.ts";
@@ -11,6 +13,8 @@ import { roomInWindow } from "./helpers/content.ts";
 import { ManualClock } from "../services/lib/clock.ts";
 
 const COUNTERS = REDIS_URL ? ["in-process", "redis"] : ["in-process"];
+const PER_SITE = 600;
+const PER_IP = 120;
 
 describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
   /** The system's time: a test that needs room in a window moves it, never waits. */
@@ -24,8 +28,8 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
       clock,
       env: {
         TRUST_PROXY: "1",
-        RATE_LIMIT_MARKETING_PER_IP: "120",
-        RATE_LIMIT_MARKETING_PER_SITE: "6000",
+        RATE_LIMIT_MARKETING_PER_IP: String(PER_IP),
+        RATE_LIMIT_MARKETING_PER_SITE: String(PER_SITE),
       },
     });
   });
@@ -43,12 +47,14 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
       () => beacon(sys, "/marketing/lead", { email: "a@b.c" }, headers),
       () => postEvent(sys, { name: "note" }, headers),
     ];
-    const statuses: number[] = [];
-    for (let i = 0; i < 120; i++) {
-      const res = await sends[i % 4]();
-      statuses.push(res.status);
-      await res.body?.cancel();
-    }
+    // All at once: each counts once however they interleave (and they share commits).
+    const statuses = await Promise.all(
+      Array.from({ length: PER_IP }, async (_, i) => {
+        const res = await sends[i % 4]();
+        await res.body?.cancel();
+        return res.status;
+      }),
+    );
     expect(statuses.filter((s) => s === 429)).toHaveLength(0);
     for (const send of sends) {
       const res = await send();
@@ -61,13 +67,14 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
     expect(other.status).toBe(204);
   });
 
-  it("allows 6000 requests per site a minute, from any number of IPs, then 429", async () => {
-    roomInWindow(clock, 15_000);
+  it(`allows ${PER_SITE} requests per site a minute, from any number of IPs, then 429`, async () => {
+    // A minute of its own: the earlier test's requests counted for the site in theirs.
+    clock.advance(60_000 - (clock.now() % 60_000) + 50);
     let sent = 0;
     const statuses = new Map<number, number>();
-    // 60 addresses of 100 requests each: under the per-IP limit, at the site limit.
+    // 10 addresses of 60 requests each: under the per-IP limit, at the site limit.
     const worker = async (w: number) => {
-      for (let i = 0; i < 100; i++) {
+      for (let i = 0; i < PER_SITE / 10; i++) {
         const res = await beacon(sys, "/marketing/view", { u: "https://demo.example/" }, {
           "x-forwarded-for": `192.0.2.${w + 1}`,
         });
@@ -76,11 +83,9 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
         sent++;
       }
     };
-    await Promise.all(Array.from({ length: 60 }, (_, w) => worker(w)));
-    expect(sent).toBe(6000);
-    // Earlier tests of this file already counted a few requests for the site.
-    const refused = statuses.get(429) ?? 0;
-    expect(refused).toBeLessThan(200);
+    await Promise.all(Array.from({ length: 10 }, (_, w) => worker(w)));
+    expect(sent).toBe(PER_SITE);
+    expect(Object.fromEntries(statuses)).toEqual({ 204: PER_SITE });
     const over = await postEvent(sys, { name: "note" }, { "x-forwarded-for": "192.0.2.200" });
     expect(over.status).toBe(429);
     expect((await over.json()).message).toBe("rate_limit_exceeded");

@@ -12,11 +12,11 @@ import { type Bus, createLocalBus } from "../../services/lib/bus.ts";
 import { type Clock, systemClock } from "../../services/lib/clock.ts";
 import { loadConfig } from "../../services/lib/config.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
-import { openPglite } from "../../services/lib/db/pglite.ts";
 import { createLogger, type Logger } from "../../services/lib/log.ts";
 import type { Platform } from "../../services/lib/platform.ts";
 import { clientInterceptors, serverInterceptors } from "../../services/lib/rpc/interceptors.ts";
 import { serviceContext, type ServiceDefinition } from "../../services/lib/service_runtime.ts";
+import { freshDatabase } from "./storage.ts";
 
 export interface InMemoryOptions {
   /** Settings on top of an embedded system's defaults (e.g. ADMIN_TOKEN). */
@@ -43,7 +43,7 @@ export async function inMemoryService(
   define: (platform: Platform) => ServiceDefinition,
   options: InMemoryOptions = {},
 ): Promise<InMemoryService> {
-  const db = options.db ?? await openPglite("memory://");
+  const db = options.db ?? (await freshDatabase("pglite")).db;
   const config = loadConfig(
     { CRM_DATA_DIR: "memory://", LOG_LEVEL: "error", ...options.env },
     "start",

@@ -71,23 +71,54 @@ export async function storeRows(
   const url = typeof target === "string" ? target : target.config.ingestUrl;
   const ingest = serviceClient(IngestService, url);
   const kinds = { view: "pageView", event: "event", lead: "lead" } as const;
-  // One call per row, in order: rows of a session after its first page view, as browsers send them.
-  for (const row of rows) {
-    const { results } = await ingest.ingest({
-      items: [{
-        source: row.server ? Source.SERVER : Source.BROWSER,
-        siteId,
-        receivedAtMs: BigInt(typeof row.at === "number" ? row.at : Date.parse(row.at)),
-        clientIp: row.ip ?? "81.2.69.142",
-        userAgent: row.userAgent ?? CHROME,
-        body: ingestBodyOf(kinds[row.kind], row.body, { gpc: false }),
-      }],
+  const item = (row: StoredRow) => ({
+    source: row.server ? Source.SERVER : Source.BROWSER,
+    siteId,
+    receivedAtMs: BigInt(typeof row.at === "number" ? row.at : Date.parse(row.at)),
+    clientIp: row.ip ?? "81.2.69.142",
+    userAgent: row.userAgent ?? CHROME,
+    body: ingestBodyOf(kinds[row.kind], row.body, { gpc: false }),
+  });
+  for (const call of callsOf(rows)) {
+    const { results } = await ingest.ingest({ items: call.map(item) });
+    results.forEach(({ outcome }, i) => {
+      if (outcome !== Outcome.STORED && outcome !== Outcome.DUPLICATE) {
+        throw new Error(`row not stored: ${JSON.stringify(call[i])} ${Outcome[outcome]}`);
+      }
     });
-    const outcome = results[0].outcome;
-    if (outcome !== Outcome.STORED && outcome !== Outcome.DUPLICATE) {
-      throw new Error(`row not stored: ${JSON.stringify(row)} ${Outcome[outcome]}`);
-    }
   }
+}
+
+/**
+ * The rows in calls, in order. A row of a session, an event or a lead goes
+ * alone, after the rows before it, as browsers send them; consecutive page
+ * views without a session, each of a visitor no other row of its call has,
+ * share a call: nothing about one depends on another, and each call is a
+ * transaction.
+ */
+function callsOf(rows: StoredRow[]): StoredRow[][] {
+  const calls: StoredRow[][] = [];
+  let shared: StoredRow[] = [];
+  const visitors = new Set<unknown>();
+  const flush = () => {
+    if (shared.length) calls.push(shared);
+    shared = [];
+    visitors.clear();
+  };
+  for (const row of rows) {
+    const visitor = row.body.v;
+    const alone = row.kind !== "view" || row.body.s !== undefined || typeof visitor !== "string";
+    if (alone) {
+      flush();
+      calls.push([row]);
+      continue;
+    }
+    if (visitors.has(visitor) || shared.length === 100) flush();
+    shared.push(row);
+    visitors.add(visitor);
+  }
+  flush();
+  return calls;
 }
 
 export interface QueryAnswer {

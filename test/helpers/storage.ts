@@ -4,6 +4,7 @@ import type { Database } from "../../services/lib/db/mod.ts";
 import { openPglite } from "../../services/lib/db/pglite.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import { DATABASE_URL, type StorageKind, uniqueId } from "./env.ts";
+import { useEmptyClusterTemplate } from "./pglite_template.ts";
 
 export interface FreshDatabase {
   db: Database;
@@ -39,6 +40,7 @@ export async function freshPostgresUrl(): Promise<{ url: string; drop: () => Pro
 
 export async function freshDatabase(kind: StorageKind): Promise<FreshDatabase> {
   if (kind === "pglite") {
+    await useEmptyClusterTemplate();
     const db = await openPglite("memory://");
     return { db, drop: () => db.close() };
   }

@@ -8,10 +8,13 @@ import type { Clock } from "../../services/lib/clock.ts";
 import { type RunningSystem, startSystem } from "../../services/cli/system.ts";
 import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
+import { useEmptyClusterTemplate } from "./pglite_template.ts";
 
 export interface TestSystemOptions {
   /** Serve the demo page at /demo/ (needs the bundled demo site, e.g. seeded from it). */
   demoPage?: boolean;
+  /** Load the bundled demo site and its weeks of history, as `deno task start` does on empty storage. */
+  demo?: boolean;
   storage?: StorageKind;
   /** Manifest to import before serving (object or JSON text). */
   seed?: unknown;
@@ -52,6 +55,7 @@ export const RELAXED_LIMITS = {
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const storage = options.storage ?? "pglite";
+  if (storage === "pglite") await useEmptyClusterTemplate();
   const pg = storage === "postgres" && !options.databaseUrl ? await freshPostgresUrl() : undefined;
   const env: Record<string, string> = {
     PORT: "0",
@@ -78,6 +82,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     system = await startSystem(config, {
       seed,
       demoPage: options.demoPage,
+      demo: options.demo,
       clock: options.clock,
       log: options.log ?? createLogger(config.logLevel),
     });

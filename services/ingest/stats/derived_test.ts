@@ -85,6 +85,14 @@ const QUERIES: Record<string, Json>[] = [
   },
 ];
 const MONTH: Json = ["2026-10-01", "2026-10-31"];
+/**
+ * Enough traffic that every query has many groups to get right (the first
+ * test asserts it: more than 50 rows of days by channel in a month) and
+ * enough late visits to re-home slices (more than 10); every comparison reads
+ * all of it twice, so more rows only cost time.
+ */
+const TRAFFIC_PAGE_VIEWS = 1200;
+const LATE_PAGE_VIEWS = 200;
 /** Per zone, the ranges worth asking: a month, and its daylight-saving day or a few days. */
 const RANGES: Record<string, Json[]> = {
   "UTC": [MONTH],
@@ -147,7 +155,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
       siteId: SITE,
       fromMs: FROM,
       toMs: TO,
-      pageViews: 3000,
+      pageViews: TRAFFIC_PAGE_VIEWS,
       eventsPerView: 0.3,
       seed: 7,
     });
@@ -174,7 +182,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
       siteId: SITE,
       fromMs: Date.parse("2026-10-03T00:00:00Z"),
       toMs: Date.parse("2026-10-27T00:00:00Z"),
-      pageViews: 300,
+      pageViews: LATE_PAGE_VIEWS,
       eventsPerView: 0.3,
       seed: 11,
       idPrefix: "late",

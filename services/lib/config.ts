@@ -65,6 +65,12 @@ export interface Config {
    * are wrong until `admin stats rebuild`.
    */
   statsUpkeep: boolean;
+  /**
+   * `deno task start` on Postgres runs ingest-service on a thread of its own
+   * (a second core for the write path); INGEST_THREAD=off keeps it on the
+   * main thread.
+   */
+  ingestThread: boolean;
 }
 
 /**
@@ -195,6 +201,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     ),
     logLevel,
     statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
+    ingestThread: (env.INGEST_THREAD ?? "") !== "off",
   };
 }
 

@@ -27,7 +27,13 @@ await runProcess({
       : await Deno.readTextFile(userPath(values.seed, Deno.env.get("INIT_CWD"))).catch((e) =>
         fail(`cannot read ${values.seed}: ${e.message}`)
       );
-    const system = await startSystem(config, { log, seed, demo: true, demoPage: true });
+    const system = await startSystem(config, {
+      log,
+      seed,
+      demo: true,
+      demoPage: true,
+      ingestThread: config.ingestThread,
+    });
 
     const health = {
       auth: serviceClient(Health, system.config.authUrl),

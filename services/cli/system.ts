@@ -12,6 +12,8 @@ import { portOf } from "../lib/config.ts";
 import { startAuthService } from "../auth/main.ts";
 import { startContentService } from "../content/main.ts";
 import { startIngestService } from "../ingest/main.ts";
+import { startIngestThread } from "./ingest_thread.ts";
+import { TRACING } from "../lib/telemetry.ts";
 import { type RunningGateway, startGateway } from "../gateway/main.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { importManifest, type ImportReport } from "./site_manifest.ts";
@@ -30,6 +32,13 @@ export interface SystemOptions {
   demoPage?: boolean;
   /** The clock of every service and the gateway (the system clock by default). */
   clock?: Clock;
+  /**
+   * Run ingest-service on a thread of its own (ingest_thread.ts) when
+   * storage is Postgres and telemetry is off: `deno task start` does,
+   * unless INGEST_THREAD=off.
+   * Tests keep every service on one thread, with their clock.
+   */
+  ingestThread?: boolean;
 }
 
 export interface RunningSystem {
@@ -69,7 +78,11 @@ export async function startSystem(
     services.push(auth);
     const content = await startContentService(platform, listen(config.contentUrl));
     services.push(content);
-    const ingest = await startIngestService(platform, listen(config.ingestUrl));
+    // With telemetry on, one thread: a request's trace follows it through
+    // the services as before, without relying on the runtime's exporter in workers.
+    const ingest = options.ingestThread && config.databaseUrl && !TRACING
+      ? await startIngestThread(config, listen(config.ingestUrl))
+      : await startIngestService(platform, listen(config.ingestUrl));
     services.push(ingest);
     const resolved: Config = {
       ...config,

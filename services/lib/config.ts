@@ -70,6 +70,12 @@ export interface Config {
    * in its transaction); 0 leaves the server's setting.
    */
   statsWorkMemMb: number;
+  /**
+   * `deno task start` on Postgres runs ingest-service on a thread of its own
+   * (a second core for the write path); INGEST_THREAD=off keeps it on the
+   * main thread.
+   */
+  ingestThread: boolean;
 }
 
 /**
@@ -201,6 +207,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     logLevel,
     statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
     statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
+    ingestThread: (env.INGEST_THREAD ?? "") !== "off",
   };
 }
 

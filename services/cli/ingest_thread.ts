@@ -1,0 +1,111 @@
+/**
+ * ingest-service on a thread of its own inside `deno task start` (a Worker:
+ * its own JavaScript isolate and event loop), so the gateway and the write
+ * path each get a core instead of sharing one. It is the same service as in
+ * a cluster: its own storage pool, reached over Connect on its port like
+ * every other service. Only with Postgres: embedded PGlite lives in the main
+ * thread's memory and cannot be shared.
+ *
+ * The main thread's side is `startIngestThread`; the worker's side runs when
+ * this module is a worker's entry (it then receives a "start" message).
+ */
+import type { Config } from "../lib/config.ts";
+import { createLogger } from "../lib/log.ts";
+import { openPlatform, type Platform } from "../lib/platform.ts";
+import type { ListenOptions, RunningService } from "../lib/service_runtime.ts";
+import { startIngestService } from "../ingest/main.ts";
+
+type ToWorker =
+  | { type: "start"; config: Config; listen: ListenOptions }
+  | { type: "close" };
+
+type FromWorker =
+  | { type: "started"; url: string; port: number }
+  | { type: "failed"; message: string; name: string; code?: string }
+  | { type: "closed" };
+
+/** Starts ingest-service in a worker; resolves once it listens (migrated when asked). */
+export async function startIngestThread(
+  config: Config,
+  listen: ListenOptions,
+): Promise<RunningService> {
+  const worker = new Worker(import.meta.url, {
+    type: "module",
+    name: "ingest-service",
+  });
+  const replies: ((message: FromWorker) => void)[] = [];
+  worker.onmessage = (event: MessageEvent<FromWorker>) => replies.shift()?.(event.data);
+  const ask = (message: ToWorker) =>
+    new Promise<FromWorker>((resolve) => {
+      replies.push(resolve);
+      worker.postMessage(message);
+    });
+  const started = await ask({ type: "start", config, listen });
+  if (started.type !== "started") {
+    worker.terminate();
+    const failure = started as Extract<FromWorker, { type: "failed" }>;
+    // The failure as the main thread would have seen it (a taken port keeps its code).
+    throw Object.assign(new Error(failure.message), { name: failure.name, code: failure.code });
+  }
+  return {
+    name: "ingest",
+    url: started.url,
+    port: started.port,
+    async close() {
+      await ask({ type: "close" });
+      worker.terminate();
+    },
+  };
+}
+
+/** What this module needs of a worker's global scope. */
+interface WorkerScope {
+  postMessage(message: FromWorker): void;
+  onmessage: ((event: MessageEvent<ToWorker>) => void) | null;
+}
+
+/** The worker's side: one service and its platform, started and closed on request. */
+function serveInWorker(scope: WorkerScope) {
+  let running: { service: RunningService; platform: Platform } | undefined;
+  scope.onmessage = async (event: MessageEvent<ToWorker>) => {
+    const message = event.data;
+    if (message.type === "start") {
+      try {
+        const config = message.config;
+        const platform = await openPlatform(config, {
+          database: true,
+          log: createLogger(config.logLevel),
+        });
+        try {
+          running = { service: await startIngestService(platform, message.listen), platform };
+        } catch (error) {
+          await platform.close().catch(() => {});
+          throw error;
+        }
+        scope.postMessage({
+          type: "started",
+          url: running.service.url,
+          port: running.service.port,
+        });
+      } catch (error) {
+        const e = error as Error & { code?: string };
+        scope.postMessage({
+          type: "failed",
+          message: e?.message ?? String(error),
+          name: e?.name ?? "Error",
+          code: typeof e?.code === "string" ? e.code : undefined,
+        });
+      }
+    } else if (message.type === "close") {
+      await running?.service.close();
+      await running?.platform.close();
+      scope.postMessage({ type: "closed" });
+    }
+  };
+}
+
+// WorkerGlobalScope exists only inside a worker: the main thread, importing
+// this module for startIngestThread, never serves.
+if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
+  serveInWorker(globalThis as unknown as WorkerScope);
+}

@@ -239,20 +239,26 @@ export interface EngineOptions {
   workMemMb?: number;
 }
 
-/** The service's engine: the derived tables where they answer, the stored rows otherwise. */
+/**
+ * The service's engine: the derived tables where they answer, the stored
+ * rows otherwise; each query in a transaction of its own with its settings.
+ */
 export function derivedEngine(db: Database, options: EngineOptions = {}): StatsEngine {
   const reference = referenceEngine(db);
-  const { workMemMb } = options;
+  const settings = [
+    // JIT compiling took 1.4 s of a 12-month visitors query at 10 million page views (57
+    // functions), 55 ms of a 30-day one: more than it saves on a statement run once.
+    "set local jit = off",
+    ...(options.workMemMb === undefined
+      ? []
+      : [`set local work_mem = '${Math.trunc(options.workMemMb)}MB'`]),
+  ].join("; ");
   return {
     extent: reference.extent,
-    partials: (plan) => {
-      const answer = async (q: Queryable) =>
-        (await derivedPartials(q, plan)) ?? referencePartials(q, plan);
-      if (workMemMb === undefined) return answer(db);
-      return db.transaction(async (tx) => {
-        await tx.exec(`set local work_mem = '${Math.trunc(workMemMb)}MB'`);
-        return await answer(tx);
-      });
-    },
+    partials: (plan) =>
+      db.transaction(async (tx) => {
+        await tx.exec(settings);
+        return (await derivedPartials(tx, plan)) ?? referencePartials(tx, plan);
+      }),
   };
 }

@@ -13,7 +13,7 @@
 import type { Queryable } from "../../lib/db/mod.ts";
 import { runAggregate } from "./aggregate.ts";
 import type { StatsEngine } from "./service.ts";
-import { instant, iso, KIND, Params, type Partials, type Plan, textArray } from "./plan.ts";
+import { instant, iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
 
 /** The attribute columns of a row of each kind (page views carry them all). */
 const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
@@ -110,7 +110,8 @@ export function referenceSources(plan: Plan, params: Params): string {
  * reads nothing of visits (aggregate.ts, rowsAlone and no visit metric):
  * the same rows and values as referenceSources gives them, without working
  * out every visit's attributes (which reads every row of the range's
- * sessions). The page is worked out only when the query asks about it.
+ * sessions). The page and the visitor are worked out only when the query
+ * asks about them.
  */
 export function rowsSources(plan: Plan, params: Params): string {
   const site = params.add(plan.siteId);
@@ -122,8 +123,11 @@ export function rowsSources(plan: Plan, params: Params): string {
   const byPage = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
     .includes("event:page");
   const page = (alias: string) => (byPage ? `ingest.url_path(${alias}.url)` : "null::text");
+  const byVisitor = plan.query.metrics.some((m) => m === "visitors" || m === "conversion_rate");
   const visitor = (alias: string) =>
-    `coalesce('v' || ${alias}.visitor_id, 's' || ${alias}.session_id, 'r' || ${alias}.seq)`;
+    byVisitor
+      ? `coalesce('v' || ${alias}.visitor_id, 's' || ${alias}.session_id, 'r' || ${alias}.seq)`
+      : "null::text";
   // conversion_rate counts rows that the event: filters leave out, so nothing is left out early.
   const early = plan.query.metrics.includes("conversion_rate")
     ? []
@@ -169,11 +173,14 @@ export function mayMatchPage(
   alias: string,
   params: Params,
 ): string {
-  const list = `${params.add(textArray(values))}::text::text[]`;
-  return operator === "is"
-    ? `exists (select 1 from unnest(${list}) as v(x) where strpos(${alias}.url, v.x) > 0 or v.x = '/')`
-    : `exists (select 1 from unnest(${list}) as v(x)
-                where strpos(lower(${alias}.url), lower(v.x)) > 0 or strpos('/', lower(v.x)) > 0)`;
+  // "/" (and, for contains, "") may match a page of any URL: then every row may match.
+  if (values.some((v) => v === "/" || (operator === "contains" && v === ""))) return "true";
+  // One plain test per value: a set-returning unnest per row cost more than the test itself.
+  return values.map((v) =>
+    operator === "is"
+      ? `strpos(${alias}.url, ${params.add(v)}::text) > 0`
+      : `strpos(lower(${alias}.url), lower(${params.add(v)}::text)) > 0`
+  ).join(" or ") || "false";
 }
 
 /** The partial sums of a query that reads nothing of visits, from the stored rows (rowsSources). */

@@ -18,6 +18,7 @@ const SYSTEM = [
   "test/commands_test.ts",
   "test/embedded_crash_test.ts",
   "test/ingest_crash_test.ts",
+  "test/manifest_import_interrupted_test.ts",
   "test/otel_export_test.ts",
   "test/secrets_in_output_test.ts",
   "test/service_admin_token_test.ts",

@@ -14,13 +14,7 @@ import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
 import { beacon, exported } from "./helpers/marketing.ts";
 import { BERLIN_ROWS, expectBerlinAnswers, view } from "./helpers/berlin_day.ts";
-import {
-  reportKeyOf,
-  statsQuery,
-  statsRows,
-  statsSite,
-  storeRows,
-} from "./helpers/stats.ts";
+import { reportKeyOf, statsQuery, statsRows, statsSite, storeRows } from "./helpers/stats.ts";
 import { importManifest } from "../services/cli/site_manifest.ts";
 
 const ZONES: Record<string, string | null> = {

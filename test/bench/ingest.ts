@@ -14,7 +14,7 @@
 import type { BenchReport } from "./main.ts";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
-import { startTask } from "../helpers/process.ts";
+import { type StartedProcess, startTask } from "../helpers/process.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
@@ -123,6 +123,8 @@ function eventBody(run: string, i: number) {
 interface LoadResult {
   ok: number;
   failed: number;
+  /** Each failure's status (0: no answer) and the first answer's body, to say what failed. */
+  failures: Map<string, number>;
   seconds: number;
   latencies: number[];
 }
@@ -132,6 +134,12 @@ async function load(url: string, run: string, count: number, concurrency: number
   let next = 0;
   let ok = 0;
   let failed = 0;
+  const failures = new Map<string, number>();
+  const fail = (what: string) => {
+    failed++;
+    const key = [...failures.keys()].find((k) => k.startsWith(what.slice(0, 3))) ?? what;
+    failures.set(key, (failures.get(key) ?? 0) + 1);
+  };
   const started = performance.now();
   const headers = { "content-type": "application/json", "x-event-key": SECRET_KEY };
   const worker = async () => {
@@ -147,9 +155,9 @@ async function load(url: string, run: string, count: number, concurrency: number
             JSON.stringify(eventBody(run, i)),
           );
           if (res.status === 200 && res.body.includes('"ok":true')) ok++;
-          else failed++;
-        } catch {
-          failed++;
+          else fail(`${res.status} ${res.body.slice(0, 200)}`);
+        } catch (error) {
+          fail(`0 ${(error as Error).message}`);
         }
         latencies.push(performance.now() - t0);
       }
@@ -158,7 +166,13 @@ async function load(url: string, run: string, count: number, concurrency: number
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { ok, failed, seconds: (performance.now() - started) / 1000, latencies } as LoadResult;
+  return {
+    ok,
+    failed,
+    failures,
+    seconds: (performance.now() - started) / 1000,
+    latencies,
+  } as LoadResult;
 }
 
 async function bulkInsert(db: Database, run: string, count: number) {
@@ -204,6 +218,15 @@ async function bulkInsert(db: Database, run: string, count: number) {
   return (performance.now() - started) / 1000;
 }
 
+/** Stops a system; the warnings and errors it logged go to stderr, so a failure can be told. */
+async function stopAndTell(server: StartedProcess) {
+  await server.stop();
+  const logged = server.output().stderr.split("\n").filter((line) =>
+    /"level":"(warn|error)"/.test(line)
+  );
+  for (const line of logged.slice(0, 20)) console.error(line);
+}
+
 /**
  * Warms up, then drives `url` with EVENTS events; one report row, stored rows
  * counted, and the CPU the system's processes (`pids`) spent per stored event:
@@ -223,6 +246,7 @@ async function httpRow(path: string, url: string, db: Database, pids: number[]) 
   await load(url, `w${run}`, WARMUP, CONCURRENCY);
   const cpuBefore = cpuMicros(pids);
   const result = await load(url, run, EVENTS, CONCURRENCY);
+  for (const [what, n] of result.failures) console.error(`${path}: ${n} failed, first: ${what}`);
   const cpuUs = (cpuMicros(pids) - cpuBefore) / Math.max(1, result.ok);
   const sorted = result.latencies.sort((a, b) => a - b);
   const [{ stored }] = await db.query<{ stored: number }>(
@@ -282,7 +306,7 @@ export async function run(): Promise<BenchReport> {
           await httpRow("HTTP end to end (durable)", server.url, db, [server.process.pid]),
         );
       } finally {
-        await server.stop();
+        await stopAndTell(server);
       }
     }
     if (ROWS.has("upkeep-off")) {
@@ -298,7 +322,7 @@ export async function run(): Promise<BenchReport> {
           ),
         );
       } finally {
-        await bare.stop();
+        await stopAndTell(bare);
       }
     }
     if (ROWS.has("bulk")) {

@@ -36,8 +36,18 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Postgres faults", () => 
     async () => {
       const postgres = cluster.proxies.postgres!;
       const refusals: Response[] = [];
+      // Events sent and acknowledged while Postgres was away, both inside the
+      // window (set after the proxy is disabled, cleared before it is enabled
+      // again): none can have committed. The tallies count an answer in the
+      // phase it arrives in, so an event committed just before the cut, or
+      // sent during the outage and committed once Postgres is back, may be
+      // counted under "outage" with a 200 that is right.
+      let postgresAway = false;
+      const ackedWhileAway: string[] = [];
       const load = retryingLoad(async (eventId) => {
+        const sentWhileAway = postgresAway;
         const answer = await sendEvent(cluster.url, eventId);
+        if (answer.status === 200 && sentWhileAway && postgresAway) ackedWhileAway.push(eventId);
         if (answer.status !== 200) refusals.push(answer.clone());
         return answerKey(answer);
       }, uniqueId("pg-"));
@@ -57,7 +67,9 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Postgres faults", () => 
 
       load.phase = "outage";
       await postgres.disable();
+      postgresAway = true;
       await sleep(OUTAGE_MS);
+      postgresAway = false;
       await postgres.enable();
 
       // Back without a restart: a new event is acknowledged within seconds.
@@ -101,7 +113,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("Postgres faults", () => 
         }
       }
       expect(load.tallies.outage?.["503 service_unavailable"]).toBeGreaterThan(10);
-      expect(load.tallies.outage?.["200"]).toBeUndefined();
+      expect(ackedWhileAway).toEqual([]);
       for (const refusal of refusals.slice(0, 50)) {
         expect(refusal.headers.get("retry-after")).toBe("1");
         expect(refusal.headers.get("content-type")).toBe("application/json");

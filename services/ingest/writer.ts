@@ -102,33 +102,14 @@ interface Indexed<T> {
 }
 
 /**
- * The transaction with every statement prepared: the writer runs the same
- * dozen statement texts (each built once from the table descriptions) in
- * every group, so each connection could keep them parsed. Switched off
- * (PREPARE_WRITER_STATEMENTS) after ingest-service died once of an
- * unhandled `connect ECONNREFUSED` rejection from postgres.js during the
- * Postgres-outage fault test, in the first runs with prepared statements;
- * not yet shown to be the cause. Its gain was Postgres' CPU, not ours.
- */
-const PREPARE_WRITER_STATEMENTS = false;
-
-function preparing(tx: Queryable): Queryable {
-  return {
-    query: (text, params) => tx.query(text, params, { prepare: PREPARE_WRITER_STATEMENTS }),
-    exec: (script) => tx.exec(script),
-  };
-}
-
-/**
  * Writes the items; `upkeep` false leaves the reports' derived tables alone
  * (only the ingest benchmark does, to measure what their upkeep costs).
  */
 export async function writeGroup(
-  transaction: Queryable,
+  tx: Queryable,
   items: readonly WriteItem[],
   upkeep = true,
 ): Promise<WriteResult[]> {
-  const tx = preparing(transaction);
   const results: WriteResult[] = items.map(() => ({ duplicate: false }));
   const views: Indexed<PageViewRow>[] = [];
   const events: Indexed<EventRow>[] = [];

@@ -14,24 +14,9 @@ import { TRACING } from "../telemetry.ts";
 export type Row = Record<string, unknown>;
 export type Param = string | number | boolean | null;
 
-export interface QueryOptions {
-  /**
-   * The statement is one of a fixed few run again and again (the ingest
-   * writer's): Postgres keeps it parsed on each connection, so a run is one
-   * round trip (Bind, Execute) instead of two (Parse and Describe first) and
-   * skips parsing. Only for statement texts that do not vary without bound:
-   * each connection keeps every such text for its lifetime. PGlite ignores it.
-   */
-  prepare?: boolean;
-}
-
 export interface Queryable {
   /** Runs one parameterised statement and returns its rows. */
-  query<T extends Row = Row>(
-    text: string,
-    params?: readonly Param[],
-    options?: QueryOptions,
-  ): Promise<T[]>;
+  query<T extends Row = Row>(text: string, params?: readonly Param[]): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
 }

@@ -4,7 +4,7 @@
  * them under node_modules/.cache, named by the PGlite version; every test
  * process that opens an in-memory store loads a copy (about 1 s) instead of
  * running initdb again. Without the file (a run that skipped the global
- * setup), each process makes its own with its first store.
+ * setup), every in-memory store runs initdb.
  */
 import { emptyClusterFiles, startInMemoryFrom } from "../../services/lib/db/pglite.ts";
 
@@ -44,7 +44,7 @@ export function useEmptyClusterTemplate(): Promise<void> {
   loaded ??= (async () => {
     try {
       startInMemoryFrom(new Blob([await Deno.readFile(await templatePath())]));
-    } catch { /* none: this process makes its own with its first store */ }
+    } catch { /* none: every store runs initdb */ }
   })();
   return loaded;
 }

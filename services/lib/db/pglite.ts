@@ -52,15 +52,14 @@ async function initializeApart(folder: string): Promise<void> {
 /**
  * An empty cluster's files, for in-memory stores (tests): PGlite's initdb
  * takes 4 to 5 s on two busy cores, a copy of its result loads in about 1 s.
- * The first in-memory store a process opens keeps a copy of its files before
- * anything is written to it; a test helper may hand over one made earlier
- * (`startInMemoryFrom`).
+ * Set by a test helper (`startInMemoryFrom`); without it an in-memory store
+ * runs initdb as always.
  */
-let emptyCluster: Promise<Blob> | undefined;
+let emptyCluster: Blob | undefined;
 
 /** In-memory stores opened from now on start from these files: an empty cluster's, as dumped. */
 export function startInMemoryFrom(files: Blob): void {
-  emptyCluster = Promise.resolve(files);
+  emptyCluster = files;
 }
 
 /** The files of a freshly initialized, empty cluster (PGlite's initdb), as a tarball. */
@@ -75,16 +74,8 @@ export async function emptyClusterFiles(): Promise<Blob> {
 }
 
 async function openInMemory(): Promise<PGlite> {
-  const files = await emptyCluster?.catch(() => undefined);
-  if (files) {
-    const copy = new PGlite({ ...pgliteOptions(), loadDataDir: files });
-    await copy.waitReady;
-    return copy;
-  }
-  const db = new PGlite(pgliteOptions());
+  const db = new PGlite({ ...pgliteOptions(), loadDataDir: emptyCluster });
   await db.waitReady;
-  emptyCluster ??= db.dumpDataDir("none");
-  await emptyCluster.catch(() => {});
   return db;
 }
 

@@ -18,7 +18,7 @@ import { writeGroup } from "../writer.ts";
 import { deleteVisitor } from "../erase.ts";
 import { runRetention } from "../retention.ts";
 import { generateVisits, inGroups } from "./generated.ts";
-import { derivedPartials, derivedPath } from "./derived_engine.ts";
+import { derivedEngine, derivedPartials, derivedPath } from "./derived_engine.ts";
 import { referenceEngine, referencePartials } from "./reference.ts";
 import { rebuildSite } from "./derived.ts";
 import { finish } from "./finish.ts";
@@ -174,6 +174,39 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
     const sample = await answersOf(db, { ...QUERIES[0], date_range: MONTH }, "UTC");
     expect(sample.reference.rows.length).toBeGreaterThan(50);
   }, 120_000);
+
+  it("are read by the service's engine in a transaction of its own, with its settings", async () => {
+    const seen: string[] = [];
+    // The store as the engine gets it, reporting the settings in force after each exec.
+    const recording: Database = {
+      ...db,
+      transaction: (fn) =>
+        db.transaction((tx) =>
+          fn({
+            query: (text, params) => tx.query(text, params),
+            async exec(script) {
+              await tx.exec(script);
+              const [row] = await tx.query<{ mem: string; jit: string }>(
+                "select current_setting('work_mem') as mem, current_setting('jit') as jit",
+              );
+              seen.push(`${row.mem} jit ${row.jit}`);
+            },
+          })
+        ),
+    };
+    const body = { metrics: ["visitors", "visits"], dimensions: ["visit:channel"] };
+    const query = parseQuery({ ...body, date_range: MONTH, include: { totals: true } });
+    const days = await resolveDays(query.dateRange, Temporal.PlainDate.from("2026-11-04"), () => {
+      throw new Error("no preset here");
+    });
+    const plan = await planQuery(referenceEngine(db), SITE, query, "UTC", days);
+    const answer = await derivedEngine(recording, { workMemMb: 7 }).partials(plan);
+    expect(seen).toEqual(["7MB jit off"]);
+    expect(finish(query, answer)).toEqual(finish(query, await referencePartials(db, plan)));
+    // Outside that transaction the session keeps the server's setting.
+    const [after] = await db.query<{ mem: string }>("select current_setting('work_mem') as mem");
+    expect(after.mem).not.toBe("7MB");
+  });
 
   it("re-home a visit's older slices when an earlier row of it arrives later", async () => {
     // Each visit written last row first, one row per transaction: every earlier page view

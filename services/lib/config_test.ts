@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.ts";
+
+const start = (env: Record<string, string>) => loadConfig(env, "start");
+
+describe("STATS_WORK_MEM_MB", () => {
+  it("is 64 unless set; 0 leaves the server's setting", () => {
+    expect(start({}).statsWorkMemMb).toBe(64);
+    expect(start({ STATS_WORK_MEM_MB: "0" }).statsWorkMemMb).toBe(0);
+    expect(start({ STATS_WORK_MEM_MB: "256" }).statsWorkMemMb).toBe(256);
+  });
+
+  it("refuses what is not a whole number of MB up to 4096, naming the setting", () => {
+    for (const bad of ["-1", "4097", "64MB", "1.5"]) {
+      expect(() => start({ STATS_WORK_MEM_MB: bad })).toThrow(ConfigError);
+      expect(() => start({ STATS_WORK_MEM_MB: bad })).toThrow(/STATS_WORK_MEM_MB/);
+    }
+  });
+});
+
+describe("INGEST_THREAD", () => {
+  it("is on unless set to off", () => {
+    expect(start({}).ingestThread).toBe(true);
+    expect(start({ INGEST_THREAD: "on" }).ingestThread).toBe(true);
+    expect(start({ INGEST_THREAD: "off" }).ingestThread).toBe(false);
+  });
+});

@@ -131,14 +131,17 @@ const toLead = (r: Row): LeadRowInit => ({
 
 interface Shape<R> {
   table: string;
-  /** Every described column but the site and the time, which the query reads itself. */
+  /**
+   * Every described column but the site and the time, which the query reads
+   * itself, and the page, which is the URL's and not exported.
+   */
   columns: string;
   map: (r: Row) => R;
 }
 
 const shape = <R>(table: Table<Columns>, map: (r: Row) => R): Shape<R> => ({
   table: table.name,
-  columns: selectList(table, ["site_id", "received_at"]),
+  columns: selectList(table, ["site_id", "received_at", "page"]),
   map,
 });
 

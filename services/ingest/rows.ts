@@ -34,11 +34,11 @@ export const NO_ATTRIBUTION: Attribution = {
  * new.
  */
 export type PageViewRow =
-  & Omit<RowOf<typeof PAGE_VIEWS.columns>, keyof Attribution | "new_visitor">
+  & Omit<RowOf<typeof PAGE_VIEWS.columns>, keyof Attribution | "new_visitor" | "page">
   & { attribution: Attribution };
 
 /** An event as prepared; the writer adds its session's attribution. */
-export type EventRow = Omit<RowOf<typeof EVENTS.columns>, AttributionColumn>;
+export type EventRow = Omit<RowOf<typeof EVENTS.columns>, AttributionColumn | "page">;
 
 /** A lead as prepared; the writer adds its session's attribution. */
 export type LeadRow = Omit<RowOf<typeof LEADS.columns>, AttributionColumn>;

@@ -27,6 +27,15 @@ const optionalText = () => column<string | null>("text");
 /** A JSON object column, '{}' when a row has none. */
 const jsonObject = <T>() => column<T>("json", "'{}'::json");
 
+/**
+ * The path of the row's URL (the reports' event:page), worked out by the
+ * insert itself with the one definition the reports use (ingest.url_path),
+ * so a report reads it instead of running a regular expression per row.
+ * Rows never carry it (rows.ts leaves it out); rows stored before it existed
+ * have null, and readers fall back to ingest.url_path(url).
+ */
+const pageColumn = () => column<string | null>("text", "ingest.url_path(url)");
+
 export type Columns = Record<string, Column<unknown>>;
 
 export interface Table<C extends Columns> {
@@ -103,6 +112,7 @@ export const PAGE_VIEWS = {
     new_visitor: column<boolean | null>("boolean"),
     bot: column<boolean>("boolean"),
     ip: optionalText(),
+    page: pageColumn(),
   },
 };
 
@@ -131,6 +141,7 @@ export const EVENTS = {
     source: column<"browser" | "server">("text"),
     ...ATTRIBUTION,
     bot: column<boolean | null>("boolean"),
+    page: pageColumn(),
   },
 };
 

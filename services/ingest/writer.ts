@@ -302,7 +302,8 @@ async function writePageViews(
   rehomed: [string, string][],
 ): Promise<void> {
   if (views.length === 0) return;
-  const rows: RowOf<typeof PAGE_VIEWS.columns>[] = views.map(({ index, row }) => {
+  // No page: the insert works it out from the URL (tables.ts, pageColumn).
+  const rows: Omit<RowOf<typeof PAGE_VIEWS.columns>, "page">[] = views.map(({ index, row }) => {
     // Every page view of a session carries the attribution of its first one.
     const a = sessionOf(sessions, row.site_id, row.session_id)?.attribution ?? row.attribution;
     const { attribution: _own, ...rest } = row;
@@ -376,7 +377,9 @@ async function writeEvents(
   }
   const stored = events.filter((e) => !results[e.index].duplicate);
   if (stored.length === 0) return;
-  const rows: RowOf<typeof EVENTS.columns>[] = stored.map(({ row }) => inherit(row, sessions));
+  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = stored.map(({ row }) =>
+    inherit(row, sessions)
+  );
   deltas.push(
     ...takeRehomed(
       await tx.query<CounterDelta>(insertWithUpkeep("event", INSERT_EVENTS, upkeep), [json(rows)]),

@@ -30,6 +30,7 @@ import {
   isTimeDimension,
   isVisitDimension,
   KIND,
+  levels,
   type Params,
   type Partials,
   type Plan,
@@ -118,10 +119,9 @@ export function aggregateSql(
     [...cols, ...extra].length ? `group by ${[...cols, ...extra].join(", ")}` : "";
 
   const parts: string[] = [];
-  const grouped = query.dimensions.length > 0;
-  const levels: [string, string[], string[]][] = [["", [], []]];
-  if (grouped) levels.push(["g", rowCols, visitCols]);
-  for (const [level, rows, visits] of levels) {
+  for (const level of levels(query)) {
+    const rows = level === "g" ? rowCols : [];
+    const visits = level === "g" ? visitCols : [];
     const tag = (p: string) => (level === "g" ? p : p.toUpperCase());
     parts.push(
       `select '${tag("r")}' as part, ${dims(rows)},

@@ -53,7 +53,7 @@ export const VISIT_ATTRIBUTES = [
  * relation upkeepSql reads: site_id, kind, at, seq, visit_key, visitor_key,
  * bot, name, value, currency and the visit attributes.
  */
-function rowColumns(kind: keyof typeof KIND): string {
+function rowColumns(kind: keyof typeof KIND, storedPage = false): string {
   const keys = [
     "x.site_id",
     `${KIND[kind]}::smallint as kind`,
@@ -71,7 +71,10 @@ function rowColumns(kind: keyof typeof KIND): string {
       "null::bigint as value",
       "null::text as currency",
       ...attribution,
-      "ingest.url_path(x.url) as entry_page",
+      // Rows stored since migration 7 carry their page; the backfill of migration 4 ran before.
+      storedPage
+        ? "coalesce(x.page, ingest.url_path(x.url)) as entry_page"
+        : "ingest.url_path(x.url) as entry_page",
       "coalesce(x.utm_source, ingest.referrer_source(x.referrer, x.url)) as source",
       "x.country",
       "x.device",
@@ -100,6 +103,13 @@ export const ROW_COLUMNS = {
   pageview: rowColumns("pageview"),
   event: rowColumns("event"),
   lead: rowColumns("lead"),
+};
+
+/** ROW_COLUMNS of rows the writer has just inserted: the page is the one the insert stored. */
+const INSERTED_ROW_COLUMNS = {
+  pageview: rowColumns("pageview", true),
+  event: rowColumns("event", true),
+  lead: rowColumns("lead", true),
 };
 
 /** The table of the stored rows of each kind. */
@@ -366,7 +376,7 @@ export function insertWithUpkeep(
   upkeep: boolean,
 ): string {
   if (!upkeep) return insert;
-  const rows = `select ${ROW_COLUMNS[kind]} from ins x`;
+  const rows = `select ${INSERTED_ROW_COLUMNS[kind]} from ins x`;
   return `with ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts({ slices: TABLES.slices, visits: TABLES.visits }).join(", ")
   } select site_id, bucket::text as bucket, bot, kind::int as kind, name, currency,

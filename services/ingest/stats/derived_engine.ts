@@ -30,6 +30,7 @@ import {
   instant,
   iso,
   KIND,
+  levels,
   Params,
   type Partials,
   type Plan,
@@ -108,7 +109,6 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   });
   const ctes: string[] = [];
   const parts: string[] = [];
-  const levels = query.dimensions.length > 0 ? ["", "g"] : [""];
   const tag = (level: string, p: string) => (level === "g" ? p : p.toUpperCase());
   const needsRevenue = query.metrics.includes("revenue");
 
@@ -136,7 +136,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
 
   if (path === "counters") {
     countersFrom();
-    for (const level of levels) {
+    for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
       parts.push(`select '${tag(level, "r")}' as part, ${dims(cols)},
         (sum(n) filter (where kind = ${KIND.pageview}))::text as n1,
@@ -186,7 +186,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
        ${groupBy(svKeys)}),
       svisits as (select vf.pv, vf.ev, vf.dur_ms
              ${visitSelects.length ? ", " + visitSelects.join(", ") : ""} from vf)`);
-    for (const level of levels) {
+    for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
       const distinct = level === "g"
         ? "count(*)"
@@ -204,7 +204,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
     if (needsRevenue) countersFrom();
   }
   if (needsRevenue) {
-    for (const level of levels) {
+    for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
       parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(revenue))::text, null, null,
         null, currency

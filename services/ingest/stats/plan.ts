@@ -74,8 +74,19 @@ export interface Group {
 export interface Partials {
   /** Every combination of the dimensions that has data. */
   groups: Group[];
-  /** The sums over all rows (no dimensions). */
+  /** The sums over all rows (no dimensions); zeros when levels() leaves them out. */
   all: Sums;
+}
+
+/**
+ * What an engine's statement computes: the sums over all rows ("") and per
+ * group ("g"). With dimensions, the sums over all rows are asked only for
+ * totals: they cost a distinct count of the whole range's visitors and
+ * visits, often as much as the groups themselves.
+ */
+export function levels(query: StatsQuery): ("" | "g")[] {
+  if (query.dimensions.length === 0) return [""];
+  return query.includeTotals ? ["", "g"] : ["g"];
 }
 
 /** Positional SQL parameters. */

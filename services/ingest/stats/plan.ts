@@ -148,10 +148,14 @@ export const KIND = { pageview: 1, event: 2, lead: 3 } as const;
  * match, whatever the operator.
  */
 export function filterCondition(filter: Filter, column: string, params: Params): string {
-  const values = `${params.add(textArray(filter.values))}::text::text[]`;
   const matches = filter.operator === "is" || filter.operator === "is_not"
-    ? `coalesce(${column} = any(${values}), false)`
-    : `exists (select 1 from unnest(${values}) as v(x) where strpos(lower(${column}), lower(v.x)) > 0)`;
+    ? `coalesce(${column} = any(${params.add(textArray(filter.values))}::text::text[]), false)`
+    // One plain test per value: a subquery over the values' unnest ran per row and cost about
+    // a quarter of an event:page query over a month of ten million page views.
+    : `coalesce(${
+      filter.values.map((v) => `strpos(lower(${column}), lower(${params.add(v)}::text)) > 0`)
+        .join(" or ")
+    }, false)`;
   const positive = filter.operator === "is" || filter.operator === "contains";
   const condition = positive ? matches : `not ${matches}`;
   return filter.dimension === "event:name" ? `(kind = ${KIND.event} and ${condition})` : condition;

@@ -156,7 +156,10 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
     const slices = `ingest.visit_slices
        where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}
          and ${and(visitFilters(query, params))}`;
-    ctes.push(`s as (
+    // Not materialized: the two groupings (per visit, per visitor) each scan the range's slices.
+    // At ten million page views that took a third less time for the 30-day Traffic query than
+    // writing its half million slices to a temporary store once and reading them twice.
+    ctes.push(`s as not materialized (
       select bucket, visit_key, visitor_key, first_at, last_at, pageviews, events, leads
              ${attrs.map((c) => `, ${c}`).join("")}
         from ${slices}),

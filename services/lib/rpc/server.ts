@@ -84,6 +84,13 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   // connection this side is closing.
   h1.keepAliveTimeout = 120_000;
   let closing = false;
+  // This server never listens itself: the front door hands it connections.
+  // Deno's node:http destroys a connection after each answer when its server
+  // is not listening, so until this every internal HTTP/1.1 call opened a
+  // new TCP connection (and a client reusing a pooled connection raced its
+  // destruction: "connection closed before message completed"). It listens,
+  // for keep-alive's sake, as long as the front door does.
+  Object.defineProperty(h1, "listening", { get: () => !closing });
   /** HTTP/1.1 connections and their requests in flight. */
   const h1Sockets = new Map<net.Socket, number>();
   h1.on("connection", (socket: net.Socket) => {

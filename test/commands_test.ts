@@ -45,6 +45,27 @@ describe.each(STORAGES)("deno task start on %s", (storage) => {
       expect(page.status).toBe(200);
       const body = await page.json();
       expect(Object.keys(body.content).length).toBeGreaterThan(0);
+      // The write path as started (on Postgres: ingest-service on its thread,
+      // reached by the gateway through a MessagePort): stored, a duplicate, a refusal.
+      const { secretKey } = await demoKeys();
+      const event = (json: Record<string, unknown>) =>
+        fetch(`${first.url}/marketing/event`, {
+          method: "POST",
+          headers: { "x-event-key": secretKey, "content-type": "application/json" },
+          body: JSON.stringify(json),
+        }).then(async (r) => [r.status, await r.json()]);
+      const purchase = {
+        name: "purchase",
+        event_id: "start-1",
+        value: 1299,
+        params: { gift: true },
+      };
+      expect(await event(purchase)).toEqual([200, { ok: true, duplicate: false }]);
+      expect(await event(purchase)).toEqual([200, { ok: true, duplicate: true }]);
+      expect(await event({ name: "never_declared" })).toEqual([
+        400,
+        { message: "unknown_event", name: "never_declared" },
+      ]);
       expect(await first.stop()).toBe(0);
 
       const second = await startTask([], env);

@@ -6,6 +6,12 @@
  * every other service. Only with Postgres: embedded PGlite lives in the main
  * thread's memory and cannot be shared.
  *
+ * The gateway in the same process does not go through that port for its
+ * `IngestService` calls: `startIngestThread` also answers a Connect transport
+ * over a MessagePort to the worker (rpc/port_transport.ts), whose calls the
+ * worker hands to the same handlers its port serves. The port still serves
+ * everything else (the admin command line, health, other callers).
+ *
  * The main thread's side is `startIngestThread`; the worker's side runs when
  * this module is a worker's entry (it then receives a "start" message).
  */
@@ -13,10 +19,14 @@ import type { Config } from "../lib/config.ts";
 import { createLogger } from "../lib/log.ts";
 import { openPlatform, type Platform } from "../lib/platform.ts";
 import type { ListenOptions, RunningService } from "../lib/service_runtime.ts";
+import { type PortTransport, portTransport, servePort } from "../lib/rpc/port_transport.ts";
+import type { TransportOptions } from "../lib/rpc/client.ts";
 import { startIngestService } from "../ingest/main.ts";
 
 type ToWorker =
   | { type: "start"; config: Config; listen: ListenOptions }
+  /** Answer calls through this port (no reply). */
+  | { type: "serve"; calls: MessagePort }
   | { type: "close" };
 
 type FromWorker =
@@ -24,11 +34,19 @@ type FromWorker =
   | { type: "failed"; message: string; name: string; code?: string }
   | { type: "closed" };
 
+export interface RunningIngestThread extends RunningService {
+  /**
+   * A Connect transport to the worker's handlers through a MessagePort, for
+   * callers in this process; closed with the service.
+   */
+  transport(options?: TransportOptions): PortTransport;
+}
+
 /** Starts ingest-service in a worker; resolves once it listens (migrated when asked). */
 export async function startIngestThread(
   config: Config,
   listen: ListenOptions,
-): Promise<RunningService> {
+): Promise<RunningIngestThread> {
   const worker = new Worker(import.meta.url, {
     type: "module",
     name: "ingest-service",
@@ -40,6 +58,7 @@ export async function startIngestThread(
       replies.push(resolve);
       worker.postMessage(message);
     });
+  const transports: PortTransport[] = [];
   const started = await ask({ type: "start", config, listen });
   if (started.type !== "started") {
     worker.terminate();
@@ -51,8 +70,18 @@ export async function startIngestThread(
     name: "ingest",
     url: started.url,
     port: started.port,
+    transport(options = {}) {
+      const channel = new MessageChannel();
+      worker.postMessage({ type: "serve", calls: channel.port2 } satisfies ToWorker, [
+        channel.port2,
+      ]);
+      const transport = portTransport(channel.port1, options);
+      transports.push(transport);
+      return transport;
+    },
     async close() {
       await ask({ type: "close" });
+      for (const transport of transports) transport.close("ingest-service closed");
       worker.terminate();
     },
   };
@@ -67,6 +96,8 @@ interface WorkerScope {
 /** The worker's side: one service and its platform, started and closed on request. */
 function serveInWorker(scope: WorkerScope) {
   let running: { service: RunningService; platform: Platform } | undefined;
+  /** Stops answering each port's calls. */
+  const ports: (() => void)[] = [];
   scope.onmessage = async (event: MessageEvent<ToWorker>) => {
     const message = event.data;
     if (message.type === "start") {
@@ -96,7 +127,11 @@ function serveInWorker(scope: WorkerScope) {
           code: typeof e?.code === "string" ? e.code : undefined,
         });
       }
+    } else if (message.type === "serve") {
+      // Sent only after "started": the service and its handlers exist.
+      ports.push(servePort(message.calls, running?.service.handlers ?? []));
     } else if (message.type === "close") {
+      for (const stop of ports.splice(0)) stop();
       await running?.service.close();
       await running?.platform.close();
       scope.postMessage({ type: "closed" });

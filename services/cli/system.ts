@@ -14,7 +14,7 @@ import { startContentService } from "../content/main.ts";
 import { startIngestService } from "../ingest/main.ts";
 import { startIngestThread } from "./ingest_thread.ts";
 import { TRACING } from "../lib/telemetry.ts";
-import { type RunningGateway, startGateway } from "../gateway/main.ts";
+import { INGEST_TIMEOUT_MS, type RunningGateway, startGateway } from "../gateway/main.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { importManifest, type ImportReport } from "./site_manifest.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
@@ -80,9 +80,10 @@ export async function startSystem(
     services.push(content);
     // With telemetry on, one thread: a request's trace follows it through
     // the services as before, without relying on the runtime's exporter in workers.
-    const ingest = options.ingestThread && config.databaseUrl && !TRACING
+    const thread = options.ingestThread && config.databaseUrl && !TRACING
       ? await startIngestThread(config, listen(config.ingestUrl))
-      : await startIngestService(platform, listen(config.ingestUrl));
+      : undefined;
+    const ingest = thread ?? await startIngestService(platform, listen(config.ingestUrl));
     services.push(ingest);
     const resolved: Config = {
       ...config,
@@ -108,7 +109,11 @@ export async function startSystem(
     const gateway = await startGateway({ ...platform, config: resolved }, {
       host: config.host,
       port: config.port,
-    }, { demoSiteKey });
+    }, {
+      demoSiteKey,
+      // The ingest thread's handlers through a MessagePort instead of its HTTP port.
+      ingestTransport: thread?.transport({ timeoutMs: INGEST_TIMEOUT_MS }),
+    });
     return {
       config: resolved,
       gateway,

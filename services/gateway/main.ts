@@ -5,6 +5,7 @@ import { IngestService, type ItemResult } from "../lib/gen/crm/ingest/v1/ingest_
 import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
 import type { Platform } from "../lib/platform.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
+import { createClient, type Transport } from "@connectrpc/connect";
 import { Callers } from "./callers.ts";
 import { contentApi } from "./content_api.ts";
 import { LocalCounter } from "./rate_limit/counter.ts";
@@ -25,6 +26,8 @@ import { statsApi } from "./stats_api.ts";
 /** Calls to ingest-service in flight at once, and requests allowed to wait for one. */
 const INGEST_IN_FLIGHT = 8;
 const INGEST_MAX_WAITING = 50_000;
+/** Deadline of an ingest call (ingest-service's group commit gives up after 3 s). */
+export const INGEST_TIMEOUT_MS = 10_000;
 /** Stays well under ingest-service's 4 MB message limit. */
 const INGEST_BATCH_BYTES = 2 * 1024 * 1024;
 
@@ -41,6 +44,12 @@ export interface GatewayListen {
 export interface GatewayExtras {
   /** Serve the demo site's page at /demo/ with this site key (deno task start). */
   demoSiteKey?: string;
+  /**
+   * How to reach ingest-service's IngestService when it runs in this process
+   * on a thread of its own (services/cli/ingest_thread.ts): a transport with
+   * the same client interceptors and deadline as over HTTP. INGEST_URL otherwise.
+   */
+  ingestTransport?: Transport;
 }
 
 /**
@@ -72,7 +81,9 @@ export async function startGateway(
   );
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
-  const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: 10_000 });
+  const ingest = extras.ingestTransport
+    ? createClient(IngestService, extras.ingestTransport)
+    : serviceClient(IngestService, config.ingestUrl, { timeoutMs: INGEST_TIMEOUT_MS });
   const stats = serviceClient(StatsService, config.ingestUrl, { timeoutMs: 60_000 });
   const batcher = new Batcher<IngestItemInit, ItemResult>(
     async (items) => (await ingest.ingest({ items })).results,

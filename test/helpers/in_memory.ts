@@ -7,7 +7,13 @@
  * and ErrorDetail) arrive as a remote caller sees them.
  */
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
+import {
+  type Client,
+  type ConnectRouter,
+  createClient,
+  createConnectRouter,
+  createRouterTransport,
+} from "@connectrpc/connect";
 import { type Bus, createLocalBus } from "../../services/lib/bus.ts";
 import { type Clock, systemClock } from "../../services/lib/clock.ts";
 import { loadConfig } from "../../services/lib/config.ts";
@@ -34,6 +40,8 @@ export interface InMemoryService {
   db: Database;
   /** A client of one of the service's services; with adminToken, as `admin` sends it. */
   client<T extends DescService>(service: T, options?: { adminToken?: string }): Client<T>;
+  /** A router with the service's handlers and server interceptors, as its port serves them. */
+  router(): ConnectRouter;
   close(): Promise<void>;
 }
 
@@ -80,6 +88,11 @@ export async function inMemoryService(
         transport: { interceptors: clientInterceptors(clientOptions) },
       });
       return createClient(service, transport);
+    },
+    router() {
+      const router = createConnectRouter({ interceptors });
+      handlers.routes(router);
+      return router;
     },
     async close() {
       await handlers.close?.();

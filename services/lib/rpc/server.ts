@@ -10,8 +10,9 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { DescFile, DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { type ConnectRouter, createConnectRouter, type Interceptor } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.ts";
 import { file_crm_common_v1_error } from "../gen/crm/common/v1/error_pb.ts";
 import { HealthRegistry, healthService } from "./health.ts";
@@ -32,6 +33,11 @@ export interface RpcServerOptions {
 export interface RpcServer {
   readonly port: number;
   readonly url: string;
+  /**
+   * The RPC handlers this server answers with (its router's), for a caller in
+   * the same isolate that reaches them without HTTP (port_transport.ts).
+   */
+  readonly handlers: readonly UniversalHandler[];
   /** Stops accepting, lets calls in flight finish (up to graceMs), then closes. */
   close(graceMs?: number): Promise<void>;
 }
@@ -51,14 +57,20 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     "grpc.reflection.v1alpha.ServerReflection",
   ];
   const index = buildReflectionIndex(files, serviceNames);
-  const handler = connectNodeAdapter({
+  // One router, built once: HTTP serves its handlers, and so may an in-process caller.
+  const routerOptions = {
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes ?? 4 * 1024 * 1024,
-    routes(router) {
-      options.routes(router);
-      router.service(Health, healthService(options.health));
-      registerReflection(router, index);
-    },
+    // What connectNodeAdapter accepts by default.
+    acceptCompression: [compressionGzip, compressionBrotli],
+  };
+  const router = createConnectRouter(routerOptions);
+  options.routes(router);
+  router.service(Health, healthService(options.health));
+  registerReflection(router, index);
+  const handler = connectNodeAdapter({
+    ...routerOptions,
+    routes: (adapterRouter) => adapterRouter.handlers.push(...router.handlers),
   });
   const h2 = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -72,6 +84,13 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   // connection this side is closing.
   h1.keepAliveTimeout = 120_000;
   let closing = false;
+  // This server never listens itself: the front door hands it connections.
+  // Deno's node:http destroys a connection after each answer when its server
+  // is not listening, so until this every internal HTTP/1.1 call opened a
+  // new TCP connection (and a client reusing a pooled connection raced its
+  // destruction: "connection closed before message completed"). It listens,
+  // for keep-alive's sake, as long as the front door does.
+  Object.defineProperty(h1, "listening", { get: () => !closing });
   /** HTTP/1.1 connections and their requests in flight. */
   const h1Sockets = new Map<net.Socket, number>();
   h1.on("connection", (socket: net.Socket) => {
@@ -119,6 +138,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   return {
     port,
     url: `http://${shownHost}:${port}`,
+    handlers: router.handlers,
     async close(graceMs = 10_000) {
       closing = true;
       // Resolves once every connection has ended.

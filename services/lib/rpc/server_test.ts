@@ -1,6 +1,7 @@
 /**
  * The HTTP/1.1 side of the shared port: a request whose bytes take more than
- * one read reaches the handler whole and in order, on a fresh connection.
+ * one read reaches the handler whole and in order, on a fresh connection;
+ * a connection stays open for the next request (keep-alive).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -74,5 +75,38 @@ describe("startRpcServer over HTTP/1.1", () => {
       expect(answer).toContain('"code":"not_found"');
     });
     await Promise.all(exchanges);
+  });
+
+  it("keeps a connection open for the next request after an answer", async () => {
+    const body = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, {}));
+    const head = new TextEncoder().encode(
+      "POST /grpc.health.v1.Health/Check HTTP/1.1\r\n" +
+        `host: 127.0.0.1:${server.port}\r\n` +
+        "content-type: application/proto\r\n" +
+        "connect-protocol-version: 1\r\n" +
+        `content-length: ${body.length}\r\n\r\n`,
+    );
+    const request = new Uint8Array([...head, ...body]);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    /** The next answer's head on this connection, or "closed" when the server closed it. */
+    const answer = async () => {
+      const buf = new Uint8Array(64 * 1024);
+      let text = "";
+      while (!text.includes("\r\n\r\n")) {
+        const n = await conn.read(buf);
+        if (n === null) return "closed";
+        text += new TextDecoder().decode(buf.subarray(0, n));
+      }
+      return text.split("\r\n")[0];
+    };
+    try {
+      for (let i = 0; i < 3; i++) {
+        await conn.write(request);
+        // The whole-server check ("") answers SERVING, status 200, on the same connection.
+        expect(await answer()).toBe("HTTP/1.1 200 OK");
+      }
+    } finally {
+      conn.close();
+    }
   });
 });

@@ -88,7 +88,7 @@ if (inWorker) {
     }));
   // Built once: the calls measure the transport, not the gateway's mapping of a body.
   const batches = Array.from({ length: 16 }, (_, i) => batch(i));
-  async function run(client: typeof clients.http) {
+  const run = async (client: typeof clients.http) => {
     let next = 0;
     let failed = 0;
     let firstFailure = "";
@@ -114,7 +114,7 @@ if (inWorker) {
       failed,
       firstFailure,
     };
-  }
+  };
   // Warm both, then alternate.
   for (const mode of MODES) await run(clients[mode]);
   const rows = [];

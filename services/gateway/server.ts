@@ -7,6 +7,7 @@ import type { Logger } from "../lib/log.ts";
 import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
 import { accessLog, errorBoundary, requestIdHeader, retryAfter, telemetry } from "./middleware.ts";
 import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
+import { TRACING } from "../lib/telemetry.ts";
 import { clientIp } from "../lib/ip.ts";
 import { type HealthClients, healthz, livez } from "./health.ts";
 import { requestLimits } from "./limits.ts";
@@ -58,7 +59,8 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
   };
   const chain = compose(
     [
-      telemetry,
+      // Spans and metrics exist only when the runtime exports them (TRACING).
+      ...(TRACING ? [telemetry] : []),
       errorBoundary(log),
       accessLog(log),
       requestIdHeader,

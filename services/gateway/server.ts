@@ -70,16 +70,14 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     dispatch,
   );
   return (request, info) => {
+    // Read once: each read of remoteAddr asks the runtime again and makes a new object.
+    const peer = info.remoteAddr;
     const ctx: RequestContext = {
       request,
       url: new URL(request.url),
-      ip: clientIp(
-        info.remoteAddr.hostname,
-        request.headers.get("x-forwarded-for"),
-        config.trustProxy,
-      ),
+      ip: clientIp(peer.hostname, request.headers.get("x-forwarded-for"), config.trustProxy),
       requestId: acceptRequestId(request.headers.get("x-request-id")),
-      connection: `${info.remoteAddr.hostname}:${info.remoteAddr.port}`,
+      connection: `${peer.hostname}:${peer.port}`,
       startedAt: performance.now(),
     };
     return inRequest(ctx.requestId, () => Promise.resolve(chain(ctx)));

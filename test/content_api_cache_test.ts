@@ -113,6 +113,31 @@ describe.each(STORAGES)("content API caching on %s", (storage) => {
     }
   });
 
+  it("echoes the request id on every kind of answer, cached or not, exactly once", async () => {
+    const path = "/content/v1/pages/home";
+    const etag = (await get(path)).headers.get("etag")!;
+    const kinds: [string, CallOptions][] = [
+      ["200", {}],
+      ["HEAD 200", { method: "HEAD" }],
+      ["304", { headers: { "if-none-match": etag } }],
+      ["404", {}],
+      ["401", { key: "pk_nope" }],
+    ];
+    for (const [kind, options] of kinds) {
+      const target = kind === "404" ? "/content/v1/pages/nope" : path;
+      const id = `req-${kind.replace(/\W/g, "")}-1`;
+      const given = await get(target, {
+        ...options,
+        headers: { ...options.headers, "x-request-id": id },
+      });
+      expect(given.headers.get("x-request-id"), kind).toBe(id);
+      const made = await get(target, options);
+      expect(made.headers.get("x-request-id"), kind).toMatch(/^[0-9a-f-]{36}$/);
+      const again = await get(target, options);
+      expect(again.headers.get("x-request-id"), kind).not.toBe(made.headers.get("x-request-id"));
+    }
+  });
+
   it("never answers 304 to an error, and never lets a CDN keep one", async () => {
     const answer = await get("/content/v1/pages/nope", { headers: { "if-none-match": "*" } });
     expect(answer.status).toBe(404);

@@ -9,13 +9,14 @@ import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/con
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
 import { etagMatches } from "../lib/etag.ts";
-import { type Handler, JSON_TYPE, jsonError, type RequestContext } from "./http.ts";
+import { type Handler, JSON_TYPE, jsonError, type RequestContext, withRequestId } from "./http.ts";
 import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { type CachedAnswer, ResponseCache } from "./response_cache.ts";
 import { matchRoute, route } from "./routes.ts";
+import { boundedMemo } from "../lib/memo.ts";
 
 export interface ContentApiOptions {
   content: Client<typeof ContentService>;
@@ -128,6 +129,11 @@ function prepared(cached: CachedAnswer, seconds: number): Prepared {
 
 export function contentApi(options: ContentApiOptions): Handler {
   const table = contentRoutes(options.content);
+  // Clients read the same few paths: their match (shared, never changed) is remembered.
+  const matchPath = boundedMemo((path) => matchRoute(table, path), {
+    maxEntries: 5_000,
+    maxInputLength: 512,
+  });
   const now = () => options.clock.now();
   const error = (
     status: number,
@@ -141,13 +147,17 @@ export function contentApi(options: ContentApiOptions): Handler {
       Math.min(options.cdnMaxAgeS, Math.floor((cached.freshUntil - now()) / 1000)),
     );
     const ready = prepared(cached, seconds);
+    // Each answer is made with every header it sends and never changed after.
     if (etagMatches(ctx.request.headers.get("if-none-match"), cached.etag)) {
-      return new Response(null, { status: 304, headers: ready.notModified });
+      return new Response(null, { status: 304, headers: withRequestId(ctx, ready.notModified) });
     }
     if (ctx.request.method === "HEAD") {
-      return new Response(null, { status: 200, headers: ready.head });
+      return new Response(null, { status: 200, headers: withRequestId(ctx, ready.head) });
     }
-    return new Response(cached.body as BodyInit, { status: 200, headers: ready.ok });
+    return new Response(cached.body as BodyInit, {
+      status: 200,
+      headers: withRequestId(ctx, ready.ok),
+    });
   };
 
   const handle = async (ctx: RequestContext): Promise<Response> => {
@@ -155,7 +165,7 @@ export function contentApi(options: ContentApiOptions): Handler {
     // A preflight is answered for any path, before routing, as CORS middleware does.
     if (request.method === "OPTIONS") return contentPreflight();
     // Route before method: a URL that matches no endpoint is a 404 whatever the method.
-    const match = matchRoute(table, url.pathname);
+    const match = matchPath(url.pathname);
     if (!match) {
       return error(404, {
         message: `Cannot ${request.method} ${url.pathname}`,

@@ -21,11 +21,31 @@ export interface RequestContext {
   refused?: string;
   /** The site the request was authenticated for, once known; for traces. */
   siteId?: string;
+  /**
+   * Set by a handler whose answer was made with `x-request-id` among its
+   * headers (withRequestId): requestIdHeader then leaves the answer as made.
+   * Changing a Response's headers after it is made costs Deno the native
+   * response it prepared in the constructor (built again from the header
+   * list when the answer is sent, a second copy of the body).
+   */
+  requestIdSent?: boolean;
   startedAt: number;
 }
 
 export type Handler = (ctx: RequestContext) => Promise<Response> | Response;
 export type Middleware = (ctx: RequestContext, next: () => Promise<Response>) => Promise<Response>;
+
+/**
+ * The headers of an answer with the request's `x-request-id` among them, for
+ * a hot path that makes its Response once and never changes it afterwards.
+ */
+export function withRequestId(
+  ctx: RequestContext,
+  headers: Readonly<Record<string, string>>,
+): Record<string, string> {
+  ctx.requestIdSent = true;
+  return { ...headers, "x-request-id": ctx.requestId };
+}
 
 /** Wraps a handler in middlewares; the first in the list runs outermost. */
 export function compose(middlewares: readonly Middleware[], handler: Handler): Handler {

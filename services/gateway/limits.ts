@@ -31,11 +31,12 @@ export function headRefusal(
   }
   let count = 0;
   let bytes = 0;
-  for (const [name, value] of request.headers) {
+  // forEach walks the same pairs as for...of without an iterator result per field.
+  request.headers.forEach((value, name) => {
     count++;
     // Header values are bytes on the wire (Latin-1 as Fetch exposes them): one per character.
     bytes += name.length + value.length;
-  }
+  });
   if (count > limits.maxHeaders || bytes > limits.maxHeaderBytes) {
     return jsonError(431, {
       message: "headers_too_large",

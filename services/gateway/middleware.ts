@@ -50,10 +50,13 @@ export const telemetry: Middleware = async (ctx, next) => {
   return response;
 };
 
-/** Echoes the request id (taken from the caller or made here) on every answer. */
+/**
+ * Echoes the request id (taken from the caller or made here) on every answer;
+ * an answer made with it already (withRequestId) is left as it is.
+ */
 export const requestIdHeader: Middleware = async (ctx, next) => {
   const response = await next();
-  response.headers.set("x-request-id", ctx.requestId);
+  if (!ctx.requestIdSent) response.headers.set("x-request-id", ctx.requestId);
   return response;
 };
 

@@ -7,6 +7,7 @@ import type { Logger } from "../lib/log.ts";
 import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
 import { accessLog, errorBoundary, requestIdHeader, retryAfter, telemetry } from "./middleware.ts";
 import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
+import { TRACING } from "../lib/telemetry.ts";
 import { clientIp } from "../lib/ip.ts";
 import { type HealthClients, healthz, livez } from "./health.ts";
 import { requestLimits } from "./limits.ts";
@@ -58,7 +59,8 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
   };
   const chain = compose(
     [
-      telemetry,
+      // Spans and metrics exist only when the runtime exports them (TRACING).
+      ...(TRACING ? [telemetry] : []),
       errorBoundary(log),
       accessLog(log),
       requestIdHeader,
@@ -68,16 +70,14 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     dispatch,
   );
   return (request, info) => {
+    // Read once: each read of remoteAddr asks the runtime again and makes a new object.
+    const peer = info.remoteAddr;
     const ctx: RequestContext = {
       request,
       url: new URL(request.url),
-      ip: clientIp(
-        info.remoteAddr.hostname,
-        request.headers.get("x-forwarded-for"),
-        config.trustProxy,
-      ),
+      ip: clientIp(peer.hostname, request.headers.get("x-forwarded-for"), config.trustProxy),
       requestId: acceptRequestId(request.headers.get("x-request-id")),
-      connection: `${info.remoteAddr.hostname}:${info.remoteAddr.port}`,
+      connection: `${peer.hostname}:${peer.port}`,
       startedAt: performance.now(),
     };
     return inRequest(ctx.requestId, () => Promise.resolve(chain(ctx)));

@@ -72,6 +72,8 @@ export class Cache<V> {
   #loading = new Map<string, Flight<V>>();
   #options: CacheOptions<V> & { missTtlMs: number };
   #bytes = 0;
+  /** The key stored or moved last: the last in #entries' order, unless since deleted. */
+  #newest: string | undefined;
   #subscriptions: (() => void)[] = [];
   #hit: { "crm.cache.name": string; "crm.cache.result": string };
   #miss: { "crm.cache.name": string; "crm.cache.result": string };
@@ -100,6 +102,7 @@ export class Cache<V> {
     if (!entry) return;
     this.#bytes -= entry.bytes;
     this.#entries.delete(key);
+    if (this.#newest === key) this.#newest = undefined;
   }
 
   /** The cached answer for key, or the answer of load (shared with concurrent callers). */
@@ -107,9 +110,13 @@ export class Cache<V> {
     const entry = this.#entries.get(key);
     if (entry) {
       if (entry.until > this.#options.clock.now()) {
-        // Most recently used goes last (a Map keeps insertion order).
-        this.#entries.delete(key);
-        this.#entries.set(key, entry);
+        // Most recently used goes last (a Map keeps insertion order); a hot
+        // key read again and again is already there.
+        if (this.#newest !== key) {
+          this.#entries.delete(key);
+          this.#entries.set(key, entry);
+          this.#newest = key;
+        }
         lookups.add(1, this.#hit);
         return Promise.resolve(entry.value);
       }
@@ -147,6 +154,7 @@ export class Cache<V> {
     // One answer larger than the whole budget would empty the cache for nothing.
     if (maxBytes !== undefined && bytes > maxBytes) return;
     this.#entries.set(key, { value: loaded.value, until, bytes });
+    this.#newest = key;
     this.#bytes += bytes;
     while (
       this.#entries.size > maxEntries || (maxBytes !== undefined && this.#bytes > maxBytes)

@@ -124,6 +124,34 @@ describe("Cache", () => {
     expect(load.calls).toBe(4);
   });
 
+  it("keeps the order of use when the same key is read again and again, or forgotten", async () => {
+    const cache = new Cache<string>({ maxEntries: 2, clock: new ManualClock(), ttlMs: 1000 });
+    const loads: string[] = [];
+    const load = (key: string) => () => {
+      loads.push(key);
+      return Promise.resolve({ value: key });
+    };
+    await cache.get("a", load("a"));
+    await cache.get("b", load("b"));
+    await cache.get("b", load("b"));
+    await cache.get("b", load("b"));
+    await cache.get("a", load("a")); // a is the most recently used, b the least
+    await cache.get("c", load("c")); // b goes
+    expect(loads).toEqual(["a", "b", "c"]);
+    await cache.get("a", load("a")); // a again, after c was stored: c is now the least
+    await cache.get("d", load("d")); // c goes
+    await cache.get("a", load("a"));
+    expect(loads).toEqual(["a", "b", "c", "d"]);
+    cache.delete("d");
+    await cache.get("d", load("d")); // stored again: the most recently used
+    await cache.get("d", load("d"));
+    await cache.get("e", load("e")); // a goes
+    await cache.get("d", load("d"));
+    expect(loads).toEqual(["a", "b", "c", "d", "d", "e"]);
+    await cache.get("a", load("a"));
+    expect(loads).toEqual(["a", "b", "c", "d", "d", "e", "a"]);
+  });
+
   it("holds at most maxBytes as sizeOf counts them, dropping the least recently used", async () => {
     const cache = new Cache<string>({
       maxEntries: 100,

@@ -5,6 +5,7 @@
  * storage; the location is looked up from the full address first (see
  * ingest/geo.ts), and only the truncated form is ever written.
  */
+import { boundedMemo } from "./memo.ts";
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
@@ -27,13 +28,19 @@ export function clientIp(
   forwardedFor: string | null,
   trustProxy: number,
 ): string {
-  const socket = normalizeIp(socketIp);
+  const socket = normalizedSocketIp(socketIp);
   if (trustProxy <= 0 || !forwardedFor) return socket;
   const entries = forwardedFor.split(",").map((e) => e.trim()).filter((e) => e !== "");
   if (entries.length === 0) return socket;
   const candidate = entries[Math.max(0, entries.length - trustProxy)];
   return looksLikeIp(candidate) ? normalizeIp(candidate) : socket;
 }
+
+/** Socket addresses repeat (keep-alive clients, a few proxies): their normal form is remembered. */
+const normalizedSocketIp = boundedMemo((ip) => normalizeIp(ip), {
+  maxEntries: 10_000,
+  maxInputLength: 64,
+});
 
 /** An IPv4 address, or text made of the characters of an IPv6 one. */
 function looksLikeIp(value: string): boolean {

@@ -38,6 +38,22 @@ async function rawExchange(port: number, request: Uint8Array): Promise<string> {
   }
 }
 
+/** A Connect health check of `service` over HTTP/1.1, as the bytes a client sends. */
+function healthCheck(port: number, service: string): Uint8Array {
+  const body = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, { service }));
+  const head = new TextEncoder().encode(
+    "POST /grpc.health.v1.Health/Check HTTP/1.1\r\n" +
+      `host: 127.0.0.1:${port}\r\n` +
+      "content-type: application/proto\r\n" +
+      "connect-protocol-version: 1\r\n" +
+      `content-length: ${body.length}\r\n\r\n`,
+  );
+  const request = new Uint8Array(head.length + body.length);
+  request.set(head);
+  request.set(body, head.length);
+  return request;
+}
+
 describe("startRpcServer over HTTP/1.1", () => {
   let server: RpcServer;
   beforeAll(async () => {
@@ -54,20 +70,7 @@ describe("startRpcServer over HTTP/1.1", () => {
 
   it("parses a large first request on a new connection in order (no bare 400)", async () => {
     const exchanges = Array.from({ length: 400 }, async (_, i) => {
-      const body = toBinary(
-        HealthCheckRequestSchema,
-        create(HealthCheckRequestSchema, { service: `svc-${i}-${"x".repeat(60_000)}` }),
-      );
-      const head = new TextEncoder().encode(
-        "POST /grpc.health.v1.Health/Check HTTP/1.1\r\n" +
-          `host: 127.0.0.1:${server.port}\r\n` +
-          "content-type: application/proto\r\n" +
-          "connect-protocol-version: 1\r\n" +
-          `content-length: ${body.length}\r\n\r\n`,
-      );
-      const request = new Uint8Array(head.length + body.length);
-      request.set(head);
-      request.set(body, head.length);
+      const request = healthCheck(server.port, `svc-${i}-${"x".repeat(60_000)}`);
       const answer = await rawExchange(server.port, request);
       // The health service knows no such service: a Connect NOT_FOUND, which
       // means the whole message was read. A parse failure is a bare 400.
@@ -78,15 +81,7 @@ describe("startRpcServer over HTTP/1.1", () => {
   });
 
   it("keeps a connection open for the next request after an answer", async () => {
-    const body = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, {}));
-    const head = new TextEncoder().encode(
-      "POST /grpc.health.v1.Health/Check HTTP/1.1\r\n" +
-        `host: 127.0.0.1:${server.port}\r\n` +
-        "content-type: application/proto\r\n" +
-        "connect-protocol-version: 1\r\n" +
-        `content-length: ${body.length}\r\n\r\n`,
-    );
-    const request = new Uint8Array([...head, ...body]);
+    const request = healthCheck(server.port, "");
     const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
     /** The next answer's head on this connection, or "closed" when the server closed it. */
     const answer = async () => {

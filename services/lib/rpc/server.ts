@@ -108,7 +108,11 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     });
   });
 
+  /** Connections not yet handed to HTTP/1.1 or HTTP/2 (no request read from them yet). */
+  const unsniffed = new Set<net.Socket>();
   const front = net.createServer((socket) => {
+    unsniffed.add(socket);
+    socket.on("close", () => unsniffed.delete(socket));
     // Answers go out at once rather than waiting for the peer's delayed ACK.
     socket.setNoDelay(true);
     let head: Uint8Array = new Uint8Array(0);
@@ -116,6 +120,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       head = head.length === 0 ? chunk : new Uint8Array([...head, ...chunk]);
       if (head.length < 3) return;
       socket.off("data", sniff);
+      unsniffed.delete(socket);
       socket.pause();
       socket.unshift(head);
       const preface = head[0] === 0x50 && head[1] === 0x52 && head[2] === 0x49; // "PRI"
@@ -147,6 +152,10 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       for (const session of sessions) session.close();
       // HTTP/1.1: idle connections end now, busy ones after their answer.
       for (const [socket, inFlight] of h1Sockets) if (inFlight === 0) socket.end();
+      // A connection that sent nothing yet holds no call: closed now. Since HTTP/1.1
+      // connections are kept, a client's pool can hold one open, and the front door's close
+      // waited for it until the client gave up (about a minute).
+      for (const socket of unsniffed) socket.destroy();
       const timer = setTimeout(() => {
         for (const session of sessions) session.destroy();
         for (const socket of h1Sockets.keys()) socket.destroy();

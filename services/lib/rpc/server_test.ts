@@ -105,3 +105,25 @@ describe("startRpcServer over HTTP/1.1", () => {
     }
   });
 });
+
+describe("startRpcServer's close", () => {
+  it("closes a connection that sent nothing at once, without waiting out its grace", async () => {
+    const server = await startRpcServer({
+      services: [],
+      routes: () => {},
+      interceptors: [],
+      health: new HealthRegistry(),
+      host: "127.0.0.1",
+      port: 0,
+    });
+    // As a client's pool holds a connection it has not used yet.
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    try {
+      // A grace far beyond the test's own timeout: the close must not wait for it.
+      await server.close(600_000);
+      expect(await conn.read(new Uint8Array(16))).toBeNull();
+    } finally {
+      conn.close();
+    }
+  });
+});

@@ -38,6 +38,17 @@ async function rawExchange(port: number, request: Uint8Array): Promise<string> {
   }
 }
 
+/** A server with no services but health, on a free loopback port. */
+const bareServer = () =>
+  startRpcServer({
+    services: [],
+    routes: () => {},
+    interceptors: [],
+    health: new HealthRegistry(),
+    host: "127.0.0.1",
+    port: 0,
+  });
+
 /** A Connect health check of `service` over HTTP/1.1, as the bytes a client sends. */
 function healthCheck(port: number, service: string): Uint8Array {
   const body = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, { service }));
@@ -57,14 +68,7 @@ function healthCheck(port: number, service: string): Uint8Array {
 describe("startRpcServer over HTTP/1.1", () => {
   let server: RpcServer;
   beforeAll(async () => {
-    server = await startRpcServer({
-      services: [],
-      routes: () => {},
-      interceptors: [],
-      health: new HealthRegistry(),
-      host: "127.0.0.1",
-      port: 0,
-    });
+    server = await bareServer();
   });
   afterAll(() => server.close(1000));
 
@@ -108,14 +112,7 @@ describe("startRpcServer over HTTP/1.1", () => {
 
 describe("startRpcServer's close", () => {
   it("closes a connection that sent nothing at once, without waiting out its grace", async () => {
-    const server = await startRpcServer({
-      services: [],
-      routes: () => {},
-      interceptors: [],
-      health: new HealthRegistry(),
-      host: "127.0.0.1",
-      port: 0,
-    });
+    const server = await bareServer();
     // As a client's pool holds a connection it has not used yet.
     const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
     try {

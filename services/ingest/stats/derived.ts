@@ -71,10 +71,9 @@ function rowColumns(kind: keyof typeof KIND, storedPage = false): string {
       "null::bigint as value",
       "null::text as currency",
       ...attribution,
-      // Rows stored since migration 7 carry their page; the backfill of migration 4 ran before.
-      storedPage
-        ? "coalesce(x.page, ingest.url_path(x.url)) as entry_page"
-        : "ingest.url_path(x.url) as entry_page",
+      // A row just inserted carries its page (the insert worked it out with the same function);
+      // stored rows may be older than that column, and migration 4's backfill ran before it.
+      storedPage ? "x.page as entry_page" : "ingest.url_path(x.url) as entry_page",
       "coalesce(x.utm_source, ingest.referrer_source(x.referrer, x.url)) as source",
       "x.country",
       "x.device",
@@ -105,11 +104,10 @@ export const ROW_COLUMNS = {
   lead: rowColumns("lead"),
 };
 
-/** ROW_COLUMNS of rows the writer has just inserted: the page is the one the insert stored. */
+/** ROW_COLUMNS of page views and events the writer has just inserted: their page is stored. */
 const INSERTED_ROW_COLUMNS = {
   pageview: rowColumns("pageview", true),
   event: rowColumns("event", true),
-  lead: rowColumns("lead", true),
 };
 
 /** The table of the stored rows of each kind. */

@@ -168,9 +168,8 @@ export function rowsSources(plan: Plan, params: Params): string {
  * A condition on a row's URL or stored page (`column`) that holds whenever
  * its page (ingest.url_path(url)) is one of `values` ("is") or contains one
  * of them ("contains", ignoring case), so rows that cannot match are left out
- * early: before their page is worked out (a regular expression, about 3 µs a
- * row) for rows stored without one, and by one plain test instead of the
- * exact filter's per-row subquery for the others. The page is a part of the
+ * where they are read: for rows stored without a page, before it is worked
+ * out (a regular expression, about 3 µs a row). The page is a part of the
  * URL, or "/" when that part is empty; lower() works character by
  * character, so the lowercase page is a part of the lowercase URL. The exact
  * filter still applies afterwards.

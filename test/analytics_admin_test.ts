@@ -72,6 +72,10 @@ describe("analytics commands of deno task admin", () => {
          (select ctid from ingest.stat_counters where site_id = 'demo' and kind = 1 limit 1)`,
     );
     await db.query(
+      `update ingest.stat_counter_days set n = n + 7 where ctid =
+         (select ctid from ingest.stat_counter_days where site_id = 'demo' and kind = 1 limit 1)`,
+    );
+    await db.query(
       `delete from ingest.visit_slices where site_id = 'demo' and visit_key = 'srb-s'`,
     );
     expect((await counted()).counters).toBe(right.rows + 7);
@@ -81,13 +85,14 @@ describe("analytics commands of deno task admin", () => {
     const report = JSON.parse(rebuilt.stdout);
     expect(report.tables).toEqual({
       "ingest.stat_counters": { added: 0, removed: 0, changed: 1 },
+      "ingest.stat_counter_days": { added: 0, removed: 0, changed: 1 },
       "ingest.visit_slices": { added: 1, removed: 0, changed: 0 },
       "ingest.visits": { added: 0, removed: 0, changed: 0 },
     });
     expect(await counted()).toEqual(right);
     const again = JSON.parse((await runAdmin(["stats", "rebuild", "demo"], env)).stdout);
     expect(Object.values(again.tables)).toEqual(
-      Array(3).fill({ added: 0, removed: 0, changed: 0 }),
+      Array(4).fill({ added: 0, removed: 0, changed: 0 }),
     );
     const unknown = await runAdmin(["stats", "rebuild", "no-such-site"], env);
     expect(unknown.code).toBe(1);

@@ -9,6 +9,8 @@
  * - ingest.stat_counters: per site, 15-minute UTC bucket, bot flag, kind
  *   (page view, event, lead), event name and currency: rows, rows with a
  *   value and a currency, and the sum of those values.
+ * - ingest.stat_counter_days: the same counters summed per UTC day, kept
+ *   with them (every path that changes the quarter hours changes their days).
  * - ingest.visit_slices: per site, 15-minute bucket, visit, visitor and bot
  *   flag: the first and last time of the rows there and their counts, and
  *   the visit's attributes (as in ingest.visits; when an earlier row changes
@@ -26,6 +28,8 @@ import { KIND } from "./plan.ts";
 
 /** The 15-minute UTC bucket of an instant column. */
 export const bucket15 = (at: string) => `date_bin('15 minutes', ${at}, timestamptz 'epoch')`;
+/** The UTC day of an instant column. */
+export const utcDay = (at: string) => `date_bin('1 day', ${at}, timestamptz 'epoch')`;
 
 const ATTRIBUTION = [
   "channel",
@@ -120,18 +124,36 @@ export function storedRows(kind: keyof typeof KIND, where: string): string {
 
 export interface Targets {
   counters?: string;
+  /** Kept with counters: every statement that adds to one adds to the other. */
+  counterDays?: string;
   slices?: string;
   visits?: string;
 }
 
 export const TABLES = {
   counters: "ingest.stat_counters",
+  counterDays: "ingest.stat_counter_days",
   slices: "ingest.visit_slices",
   visits: "ingest.visits",
 } as const;
 
 const SLICE_KEY = ["site_id", "bucket", "visit_key", "visitor_key", "bot"];
 const COUNTER_KEY = ["site_id", "bucket", "bot", "kind", "name", "currency"];
+const DAY_KEY = ["site_id", "day", "bot", "kind", "name", "currency"];
+
+/**
+ * Adds counter deltas (a select of COUNTER_KEY, n, valued, revenue) summed
+ * per UTC day to the day counters `table`, in key order.
+ */
+const addToDays = (table: string, deltas: string) =>
+  `insert into ${table} as c (${DAY_KEY.join(", ")}, n, valued, revenue)
+      select site_id, ${
+    utcDay("bucket")
+  }, bot, kind, name, currency, sum(n), sum(valued), sum(revenue)
+        from (${deltas}) q group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6
+      on conflict (${DAY_KEY.join(", ")}) do update
+        set n = c.n + excluded.n, valued = c.valued + excluded.valued,
+            revenue = c.revenue + excluded.revenue`;
 
 /** What the rows of `d` (ROW_COLUMNS) add to each counter: a select of COUNTER_KEY, n, valued, revenue. */
 const COUNTER_DELTAS = `select site_id, ${
@@ -229,6 +251,9 @@ function upkeepPartsV4(targets: Targets): string[] {
  */
 export function upkeepParts(targets: Targets): string[] {
   const parts: string[] = [];
+  if (Boolean(targets.counters) !== Boolean(targets.counterDays)) {
+    throw new Error("counters are kept with their days");
+  }
   if (targets.counters) {
     const t = targets.counters;
     parts.push(`up_counters as (
@@ -238,6 +263,9 @@ export function upkeepParts(targets: Targets): string[] {
         set n = c.n + excluded.n, valued = c.valued + excluded.valued,
             revenue = c.revenue + excluded.revenue
       returning 1)`);
+    parts.push(
+      `up_counter_days as (${addToDays(targets.counterDays!, COUNTER_DELTAS)} returning 1)`,
+    );
   }
   if (targets.slices && !targets.visits) throw new Error("slices are kept with their visits");
   if (targets.visits) {
@@ -391,7 +419,10 @@ export function insertLeadsWithUpkeep(insert: string, answer: string, upkeep: bo
   } select ${answer}, ${REHOMED_JSON} from ins`;
 }
 
-/** Adds counter deltas (summed per key first), in key order so writers lock alike. */
+/**
+ * Adds counter deltas (summed per key first) to the counters and their days,
+ * in key order so writers lock alike.
+ */
 export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promise<void> {
   if (deltas.length === 0) return;
   const merged = new Map<string, CounterDelta>();
@@ -406,14 +437,18 @@ export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promis
     }
   }
   await tx.query(
-    `insert into ${TABLES.counters} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
-     select site_id, bucket, bot, kind, name, currency, n, valued, revenue
-       from json_to_recordset($1::json) as r(site_id text, bucket timestamptz, bot boolean,
-            kind smallint, name text, currency text, n bigint, valued bigint, revenue numeric)
-      order by site_id, bucket, bot, kind, name, currency
-     on conflict (${COUNTER_KEY.join(", ")}) do update
-       set n = c.n + excluded.n, valued = c.valued + excluded.valued,
-           revenue = c.revenue + excluded.revenue`,
+    `with r as (
+       select site_id, bucket, bot, kind, name, currency, n, valued, revenue
+         from json_to_recordset($1::json) as r(site_id text, bucket timestamptz, bot boolean,
+              kind smallint, name text, currency text, n bigint, valued bigint, revenue numeric)),
+     quarters as (
+       insert into ${TABLES.counters} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
+       select * from r order by site_id, bucket, bot, kind, name, currency
+       on conflict (${COUNTER_KEY.join(", ")}) do update
+         set n = c.n + excluded.n, valued = c.valued + excluded.valued,
+             revenue = c.revenue + excluded.revenue
+       returning 1)
+     ${addToDays(TABLES.counterDays, "select * from r")}`,
     [JSON.stringify([...merged.values()])],
   );
 }
@@ -463,7 +498,10 @@ export async function recomputeVisits(
   await tx.exec("drop table pg_temp.recompute_visits");
 }
 
-/** Removes the rows of `rowsSql` (ROW_COLUMNS, of one site, about to be deleted) from the counters. */
+/**
+ * Removes the rows of `rowsSql` (ROW_COLUMNS, of one site, about to be
+ * deleted) from the counters and their days.
+ */
 export async function subtractCounters(
   tx: Queryable,
   siteId: string,
@@ -474,17 +512,29 @@ export async function subtractCounters(
     `with d as (${rowsSql}),
      gone as (${COUNTER_DELTAS}),
      updated as (
-       update ingest.stat_counters c
+       update ${TABLES.counters} c
           set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
          from gone g
         where (c.site_id, c.bucket, c.bot, c.kind, c.name, c.currency)
             = (g.site_id, g.bucket, g.bot, g.kind, g.name, g.currency)
+        returning 1),
+     gone_days as (
+       select site_id, ${utcDay("bucket")} as day, bot, kind, name, currency, sum(n) as n,
+              sum(valued) as valued, sum(revenue) as revenue
+         from gone group by 1, 2, 3, 4, 5, 6),
+     updated_days as (
+       update ${TABLES.counterDays} c
+          set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
+         from gone_days g
+        where (c.site_id, c.day, c.bot, c.kind, c.name, c.currency)
+            = (g.site_id, g.day, g.bot, g.kind, g.name, g.currency)
         returning 1)
-     select count(*) from updated`,
+     select (select count(*) from updated), (select count(*) from updated_days)`,
     params,
   );
-  // A second statement: one statement cannot delete the rows its own update changed.
-  await tx.query("delete from ingest.stat_counters where site_id = $1 and n = 0", [siteId]);
+  // Second statements: one statement cannot delete the rows its own update changed.
+  await tx.query(`delete from ${TABLES.counters} where site_id = $1 and n = 0`, [siteId]);
+  await tx.query(`delete from ${TABLES.counterDays} where site_id = $1 and n = 0`, [siteId]);
 }
 
 /** What a rebuild changed in one table. */
@@ -499,6 +549,11 @@ const TABLE_SHAPES = [
   {
     table: TABLES.counters,
     key: COUNTER_KEY,
+    values: ["n", "valued", "revenue"],
+  },
+  {
+    table: TABLES.counterDays,
+    key: DAY_KEY,
     values: ["n", "valued", "revenue"],
   },
   {
@@ -534,6 +589,7 @@ export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableC
         .join(" union all "),
       {
         counters: temp(TABLES.counters),
+        counterDays: temp(TABLES.counterDays),
         slices: temp(TABLES.slices),
         visits: temp(TABLES.visits),
       },
@@ -573,14 +629,16 @@ export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableC
 /**
  * After retention deleted page views and events before `cutoff` (leads
  * stay): their counters go (the cutoff's own bucket is counted again from
- * the rows left in it), and every visit that began before the cutoff is
- * recomputed from its rows left (its attribution may now come from a later
- * page view; a visit with no row left disappears).
+ * the rows left in it, and the cutoff's day summed again from its quarter
+ * hours), and every visit that began before the cutoff is recomputed from
+ * its rows left (its attribution may now come from a later page view; a
+ * visit with no row left disappears).
  */
 export async function afterRetention(tx: Queryable, cutoff: string): Promise<void> {
   const bucket = `${bucket15("$1::text::timestamptz")}`;
+  const day = `${utcDay("$1::text::timestamptz")}`;
   const pvEvents = `kind in (${KIND.pageview}, ${KIND.event})`;
-  await tx.query(`delete from ingest.stat_counters where ${pvEvents} and bucket <= ${bucket}`, [
+  await tx.query(`delete from ${TABLES.counters} where ${pvEvents} and bucket <= ${bucket}`, [
     cutoff,
   ]);
   const inBucket =
@@ -588,7 +646,18 @@ export async function afterRetention(tx: Queryable, cutoff: string): Promise<voi
   await tx.query(
     upkeepSql(`${storedRows("pageview", inBucket)} union all ${storedRows("event", inBucket)}`, {
       counters: TABLES.counters,
+      counterDays: TABLES.counterDays,
     }),
+    [cutoff],
+  );
+  // The cutoff's day: its rows before the cutoff are gone, so its days are summed again.
+  await tx.query(`delete from ${TABLES.counterDays} where ${pvEvents} and day <= ${day}`, [cutoff]);
+  await tx.query(
+    addToDays(
+      TABLES.counterDays,
+      `select * from ${TABLES.counters}
+        where ${pvEvents} and bucket >= ${day} and bucket < ${day} + interval '1 day'`,
+    ),
     [cutoff],
   );
   await recomputeVisits(

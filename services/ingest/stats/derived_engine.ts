@@ -38,6 +38,7 @@ import {
   visitFilters,
 } from "./plan.ts";
 import type { MetricName, VisitDimension } from "./query.ts";
+import { type Span, splitByDays } from "./day_runs.ts";
 import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
@@ -95,9 +96,6 @@ const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}`
 export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
-  // Plain parameters: the planner sees them and estimates how many slices the range holds.
-  const from = instant(params, plan.startMs);
-  const to = instant(params, plan.endMs);
   const humans = query.includeBots ? "" : " and not bot";
   // A bucket's time: the range's data may start inside a 15-minute bucket, where the first bucket starts.
   const timeCols = new Map<number, { starts: string; ids: string; first: number }>();
@@ -112,6 +110,28 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   const tag = (level: string, p: string) => (level === "g" ? p : p.toUpperCase());
   const needsRevenue = query.metrics.includes("revenue");
 
+  // The range's counters: whole UTC days inside one bucket of every time dimension from the
+  // day counters, the rest by the quarter hour (day_runs.ts); each span one index range.
+  const counterRows = () => {
+    const split = splitByDays(
+      plan.startMs,
+      plan.endMs,
+      [...plan.buckets.values()].map((b) => b.starts),
+    );
+    const read = (table: string, time: string, spans: Span[]) => {
+      const bounds = (i: 0 | 1) => params.add(`{${spans.map((s) => iso(s[i])).join(",")}}`);
+      return `select c.${time} as bucket, c.kind, nullif(c.name, '') as name,
+                     nullif(c.currency, '') as currency, c.n, c.valued, c.revenue
+                from unnest(${bounds(0)}::timestamptz[], ${bounds(1)}::timestamptz[]) r(lo, hi)
+                cross join lateral (
+                  select * from ${table}
+                   where site_id = ${site} and ${time} >= r.lo and ${time} < r.hi${humans}) c`;
+    };
+    return [
+      ...(split.days.length ? [read("ingest.stat_counter_days", "day", split.days)] : []),
+      ...(split.quarters.length ? [read("ingest.stat_counters", "bucket", split.quarters)] : []),
+    ].join("\n union all\n");
+  };
   // The counters of the range summed per group, kind and currency in one pass (a few rows),
   // which every counters part then reads.
   const countersFrom = () => {
@@ -125,10 +145,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
     ctes.push(`cg as (
       select ${[...cols, ""].join(", ")} kind, currency, sum(n) as n,
              sum(revenue) filter (where valued > 0) as revenue, bool_or(valued > 0) as valued
-        from (select bucket, kind, nullif(name, '') as name, nullif(currency, '') as currency,
-                     n, valued, revenue
-                from ingest.stat_counters
-               where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}) c
+        from (${counterRows()}) c
        where ${and(eventFilters(query, params))}
        group by ${keys.join(", ")})`);
   };
@@ -153,6 +170,9 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
         query.dimensions.filter(isVisitDimension).map((d) => VISIT_COLUMN[d as VisitDimension]),
       ),
     ];
+    // Plain parameters: the planner sees them and estimates how many slices the range holds.
+    const from = instant(params, plan.startMs);
+    const to = instant(params, plan.endMs);
     const slices = `ingest.visit_slices
        where site_id = ${site} and bucket >= ${from} and bucket < ${to}${humans}
          and ${and(visitFilters(query, params))}`;

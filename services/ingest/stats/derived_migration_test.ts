@@ -70,6 +70,7 @@ describe.each(STORAGES)("migration 6 on %s", (storage) => {
     const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
     expect(changes.map((c) => [c.table, c.added, c.removed, c.changed])).toEqual([
       ["ingest.stat_counters", 0, 0, 0],
+      ["ingest.stat_counter_days", 0, 0, 0],
       ["ingest.visit_slices", 0, 0, 0],
       ["ingest.visits", 0, 0, 0],
     ]);

@@ -508,27 +508,22 @@ export async function subtractCounters(
   rowsSql: string,
   params: Param[],
 ): Promise<void> {
+  // Takes the sums of `from` off `table`, matching them on `key`.
+  const subtract = (table: string, key: string[], from: string) =>
+    `update ${table} c
+        set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
+       from ${from} g
+      where (${key.map((k) => `c.${k}`).join(", ")}) = (${key.map((k) => `g.${k}`).join(", ")})
+      returning 1`;
   await tx.query(
     `with d as (${rowsSql}),
      gone as (${COUNTER_DELTAS}),
-     updated as (
-       update ${TABLES.counters} c
-          set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
-         from gone g
-        where (c.site_id, c.bucket, c.bot, c.kind, c.name, c.currency)
-            = (g.site_id, g.bucket, g.bot, g.kind, g.name, g.currency)
-        returning 1),
+     updated as (${subtract(TABLES.counters, COUNTER_KEY, "gone")}),
      gone_days as (
        select site_id, ${utcDay("bucket")} as day, bot, kind, name, currency, sum(n) as n,
               sum(valued) as valued, sum(revenue) as revenue
          from gone group by 1, 2, 3, 4, 5, 6),
-     updated_days as (
-       update ${TABLES.counterDays} c
-          set n = c.n - g.n, valued = c.valued - g.valued, revenue = c.revenue - g.revenue
-         from gone_days g
-        where (c.site_id, c.day, c.bot, c.kind, c.name, c.currency)
-            = (g.site_id, g.day, g.bot, g.kind, g.name, g.currency)
-        returning 1)
+     updated_days as (${subtract(TABLES.counterDays, DAY_KEY, "gone_days")})
      select (select count(*) from updated), (select count(*) from updated_days)`,
     params,
   );

@@ -142,18 +142,28 @@ const COUNTER_KEY = ["site_id", "bucket", "bot", "kind", "name", "currency"];
 const DAY_KEY = ["site_id", "day", "bot", "kind", "name", "currency"];
 
 /**
- * Adds counter deltas (a select of COUNTER_KEY, n, valued, revenue) summed
- * per UTC day to the day counters `table`, in key order.
+ * Adds sums (a select of `key`, n, valued, revenue) to the counters `table`,
+ * in key order so concurrent writers lock alike.
  */
-const addToDays = (table: string, deltas: string) =>
-  `insert into ${table} as c (${DAY_KEY.join(", ")}, n, valued, revenue)
-      select site_id, ${
-    utcDay("bucket")
-  }, bot, kind, name, currency, sum(n), sum(valued), sum(revenue)
-        from (${deltas}) q group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6
-      on conflict (${DAY_KEY.join(", ")}) do update
+const addSums = (table: string, key: string[], sums: string) =>
+  `insert into ${table} as c (${key.join(", ")}, n, valued, revenue)
+      select * from (${sums}) s order by 1, 2, 3, 4, 5, 6
+      on conflict (${key.join(", ")}) do update
         set n = c.n + excluded.n, valued = c.valued + excluded.valued,
             revenue = c.revenue + excluded.revenue`;
+
+/** Adds counter deltas (a select of COUNTER_KEY, n, valued, revenue) to the quarter hours. */
+const addToQuarters = (table: string, deltas: string) => addSums(table, COUNTER_KEY, deltas);
+
+/** Adds counter deltas (a select of COUNTER_KEY, n, valued, revenue) summed per UTC day. */
+const addToDays = (table: string, deltas: string) =>
+  addSums(
+    table,
+    DAY_KEY,
+    `select site_id, ${utcDay("bucket")} as day, bot, kind, name, currency, sum(n) as n,
+            sum(valued) as valued, sum(revenue) as revenue
+       from (${deltas}) q group by 1, 2, 3, 4, 5, 6`,
+  );
 
 /** What the rows of `d` (ROW_COLUMNS) add to each counter: a select of COUNTER_KEY, n, valued, revenue. */
 const COUNTER_DELTAS = `select site_id, ${
@@ -255,14 +265,7 @@ export function upkeepParts(targets: Targets): string[] {
     throw new Error("counters are kept with their days");
   }
   if (targets.counters) {
-    const t = targets.counters;
-    parts.push(`up_counters as (
-      insert into ${t} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
-      ${COUNTER_DELTAS} order by 1, 2, 3, 4, 5, 6
-      on conflict (${COUNTER_KEY.join(", ")}) do update
-        set n = c.n + excluded.n, valued = c.valued + excluded.valued,
-            revenue = c.revenue + excluded.revenue
-      returning 1)`);
+    parts.push(`up_counters as (${addToQuarters(targets.counters, COUNTER_DELTAS)} returning 1)`);
     parts.push(
       `up_counter_days as (${addToDays(targets.counterDays!, COUNTER_DELTAS)} returning 1)`,
     );
@@ -441,13 +444,7 @@ export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promis
        select site_id, bucket, bot, kind, name, currency, n, valued, revenue
          from json_to_recordset($1::json) as r(site_id text, bucket timestamptz, bot boolean,
               kind smallint, name text, currency text, n bigint, valued bigint, revenue numeric)),
-     quarters as (
-       insert into ${TABLES.counters} as c (${COUNTER_KEY.join(", ")}, n, valued, revenue)
-       select * from r order by site_id, bucket, bot, kind, name, currency
-       on conflict (${COUNTER_KEY.join(", ")}) do update
-         set n = c.n + excluded.n, valued = c.valued + excluded.valued,
-             revenue = c.revenue + excluded.revenue
-       returning 1)
+     quarters as (${addToQuarters(TABLES.counters, "select * from r")} returning 1)
      ${addToDays(TABLES.counterDays, "select * from r")}`,
     [JSON.stringify([...merged.values()])],
   );

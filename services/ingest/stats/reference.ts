@@ -13,7 +13,7 @@
 import type { Queryable } from "../../lib/db/mod.ts";
 import { runAggregate } from "./aggregate.ts";
 import type { StatsEngine } from "./service.ts";
-import { instant, iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
+import { containsAny, instant, iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
 
 /** The attribute columns of a row of each kind (page views carry them all). */
 const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
@@ -137,14 +137,17 @@ export function rowsSources(plan: Plan, params: Params): string {
       f.dimension === "event:page" && (f.operator === "is" || f.operator === "contains")
     );
   const pageFilters = (alias: string) =>
-    early.map((f) => {
-      const may = (column: string) =>
-        mayMatchPage(f.operator as "is" | "contains", f.values, column, params);
-      return ` and (case when ${alias}.page is not null then ${may(`${alias}.page`)} else ${
-        may(`${alias}.url`)
-      } end)`;
-    })
-      .join("");
+    // The stored page, or for a row stored without one its URL (the page is a part of it).
+    early.map((f) =>
+      ` and (${
+        mayMatchPage(
+          f.operator as "is" | "contains",
+          f.values,
+          `coalesce(${alias}.page, ${alias}.url)`,
+          params,
+        )
+      })`
+    ).join("");
   return `
     r as (
       select ${KIND.pageview} as kind, p.received_at as at, null::text as name,
@@ -183,11 +186,10 @@ export function mayMatchPage(
   // "/" (and, for contains, "") may match a page of any URL: then every row may match.
   if (values.some((v) => v === "/" || (operator === "contains" && v === ""))) return "true";
   // One plain test per value: a set-returning unnest per row cost more than the test itself.
-  return values.map((v) =>
-    operator === "is"
-      ? `strpos(${column}, ${params.add(v)}::text) > 0`
-      : `strpos(lower(${column}), lower(${params.add(v)}::text)) > 0`
-  ).join(" or ") || "false";
+  const tests = operator === "contains"
+    ? containsAny(column, values, params)
+    : values.map((v) => `strpos(${column}, ${params.add(v)}::text) > 0`).join(" or ");
+  return tests || "false";
 }
 
 /** The partial sums of a query that reads nothing of visits, from the stored rows (rowsSources). */

@@ -22,6 +22,8 @@
  * stopped with, and the parent reads that end as exit code 0.
  */
 
+import { V8_FLAGS_ARG } from "./v8_flags.ts";
+
 /** In the relaunched child's environment: its parent reads its end by a signal it passed on as 0. */
 const RELAUNCHED = "CRM_OTEL_RELAUNCHED";
 
@@ -62,7 +64,7 @@ export async function relaunchWithOtel(serviceName: string): Promise<number | un
   const env = Deno.env.toObject();
   if (!needsOtelRuntime(env)) return undefined;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", Deno.mainModule, ...Deno.args],
+    args: ["run", V8_FLAGS_ARG, "-A", Deno.mainModule, ...Deno.args],
     env: { OTEL_DENO: "true", [RELAUNCHED]: "1", ...serviceNameEnv(env, serviceName) },
     stdin: "inherit",
     stdout: "inherit",

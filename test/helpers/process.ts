@@ -1,4 +1,5 @@
 /** Running the project's commands as a user does: `deno task ...` in a child process. */
+import { V8_FLAGS_ARG } from "../../services/cli/v8_flags.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -73,7 +74,7 @@ export async function startTask(
   } = {},
 ): Promise<StartedProcess> {
   const command = options.direct
-    ? ["run", "-A", ...(options.denoFlags ?? []), "services/cli/start.ts"]
+    ? ["run", V8_FLAGS_ARG, "-A", ...(options.denoFlags ?? []), "services/cli/start.ts"]
     : ["task", "-q", "start"];
   const child = new Deno.Command("deno", {
     args: [...command, ...args],
@@ -143,7 +144,7 @@ export async function spawnService(
   env: Record<string, string>,
 ): Promise<Deno.ChildProcess> {
   const child = new Deno.Command("deno", {
-    args: ["run", "-A", "services/cli/service.ts", name],
+    args: ["run", V8_FLAGS_ARG, "-A", "services/cli/service.ts", name],
     cwd: ROOT,
     env: { HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
     stdout: "piped",
@@ -188,7 +189,7 @@ export async function startService(
   env: Record<string, string>,
 ): Promise<RunningProcess> {
   const child = new Deno.Command("deno", {
-    args: ["run", "-A", "services/cli/service.ts", name],
+    args: ["run", V8_FLAGS_ARG, "-A", "services/cli/service.ts", name],
     cwd: ROOT,
     env: { HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
     stdout: "piped",

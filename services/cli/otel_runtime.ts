@@ -56,6 +56,11 @@ export function serviceNameEnv(
   return named ? {} : { OTEL_SERVICE_NAME: serviceName };
 }
 
+/** `deno run` arguments that start `mainModule` again with `args`, and the system's V8 flags. */
+export function relaunchArgs(mainModule: string, args: readonly string[]): string[] {
+  return ["run", V8_FLAGS_ARG, "-A", mainModule, ...args];
+}
+
 /**
  * Runs this command again with the exporter on, when export is wanted.
  * Resolves with the exit code to leave with, or undefined to go on here.
@@ -64,7 +69,7 @@ export async function relaunchWithOtel(serviceName: string): Promise<number | un
   const env = Deno.env.toObject();
   if (!needsOtelRuntime(env)) return undefined;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", V8_FLAGS_ARG, "-A", Deno.mainModule, ...Deno.args],
+    args: relaunchArgs(Deno.mainModule, Deno.args),
     env: { OTEL_DENO: "true", [RELAUNCHED]: "1", ...serviceNameEnv(env, serviceName) },
     stdin: "inherit",
     stdout: "inherit",

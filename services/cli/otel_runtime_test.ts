@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { needsOtelRuntime, serviceNameEnv } from "./otel_runtime.ts";
+import { needsOtelRuntime, relaunchArgs, serviceNameEnv } from "./otel_runtime.ts";
+import { V8_FLAGS_ARG } from "./v8_flags.ts";
 
 describe("needsOtelRuntime", () => {
   it("relaunches only when an OTLP endpoint is set and the exporter is off", () => {
@@ -29,5 +30,17 @@ describe("serviceNameEnv", () => {
     expect(serviceNameEnv({ OTEL_RESOURCE_ATTRIBUTES: "env=prod" }, "crm")).toEqual({
       OTEL_SERVICE_NAME: "crm",
     });
+  });
+});
+
+describe("relaunchArgs", () => {
+  it("runs the same module with the same arguments and the system's V8 flags", () => {
+    expect(relaunchArgs("file:///app/services/cli/service.ts", ["gateway"])).toEqual([
+      "run",
+      V8_FLAGS_ARG,
+      "-A",
+      "file:///app/services/cli/service.ts",
+      "gateway",
+    ]);
   });
 });

@@ -8,9 +8,7 @@
  * under a steady stream of requests, and that memory stays resident. At 8
  * MB a semi-space, `deno task start` peaked 20 to 70 MB lower during the
  * content benchmark, with no loss of throughput the benchmark could show
- * (docs/benchmarks.md, "Young generation capped").
+ * (docs/benchmarks.md, "2026-11-24: young generation capped at 8 MB a
+ * semi-space").
  */
-export const V8_FLAGS = "--max-semi-space-size=8";
-
-/** The flags as `deno run` takes them. */
-export const V8_FLAGS_ARG = `--v8-flags=${V8_FLAGS}`;
+export const V8_FLAGS_ARG = "--v8-flags=--max-semi-space-size=8";

@@ -14,7 +14,7 @@
 import type { BenchReport } from "./main.ts";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
-import { type StartedProcess, startTask } from "../helpers/process.ts";
+import { serviceArgs, type StartedProcess, startTask } from "../helpers/process.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
@@ -23,7 +23,6 @@ import { loadConfig } from "../../services/lib/config.ts";
 import { adminClients, SITE_SERVICES } from "../../services/cli/admin_clients.ts";
 import { importManifest } from "../../services/cli/site_manifest.ts";
 import { freePort } from "../helpers/ports.ts";
-import { V8_FLAGS_ARG } from "../../services/cli/v8_flags.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -83,7 +82,7 @@ async function startCluster(databaseUrl: string, redisUrl: string, seed: string)
   try {
     for (const name of ["auth", "content", "ingest", "gateway"] as const) {
       const child = new Deno.Command("deno", {
-        args: ["run", V8_FLAGS_ARG, "-A", "services/cli/service.ts", name],
+        args: serviceArgs(name),
         cwd: ROOT,
         env: { ...env, GRPC_PORT: String(ports[name]), PORT: String(ports.gateway) },
         stdout: "piped",

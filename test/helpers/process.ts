@@ -3,6 +3,11 @@ import { V8_FLAGS_ARG } from "../../services/cli/v8_flags.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
+/** `deno run` arguments of one service alone, as `deno task service NAME` runs it. */
+export const serviceArgs = (
+  name: string,
+) => ["run", V8_FLAGS_ARG, "-A", "services/cli/service.ts", name];
+
 export interface TaskResult {
   code: number;
   stdout: string;
@@ -144,7 +149,7 @@ export async function spawnService(
   env: Record<string, string>,
 ): Promise<Deno.ChildProcess> {
   const child = new Deno.Command("deno", {
-    args: ["run", V8_FLAGS_ARG, "-A", "services/cli/service.ts", name],
+    args: serviceArgs(name),
     cwd: ROOT,
     env: { HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
     stdout: "piped",
@@ -189,7 +194,7 @@ export async function startService(
   env: Record<string, string>,
 ): Promise<RunningProcess> {
   const child = new Deno.Command("deno", {
-    args: ["run", V8_FLAGS_ARG, "-A", "services/cli/service.ts", name],
+    args: serviceArgs(name),
     cwd: ROOT,
     env: { HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
     stdout: "piped",

@@ -147,7 +147,7 @@ const DAY_KEY = ["site_id", "day", "bot", "kind", "name", "currency"];
  */
 const addSums = (table: string, key: string[], sums: string) =>
   `insert into ${table} as c (${key.join(", ")}, n, valued, revenue)
-      select * from (${sums}) s order by 1, 2, 3, 4, 5, 6
+      select * from (${sums}) s order by ${key.map((_, i) => i + 1).join(", ")}
       on conflict (${key.join(", ")}) do update
         set n = c.n + excluded.n, valued = c.valued + excluded.valued,
             revenue = c.revenue + excluded.revenue`;

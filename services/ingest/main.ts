@@ -24,8 +24,11 @@ import { writeGroup } from "./writer.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsHandlers } from "./stats/service.ts";
 import { derivedEngine } from "./stats/derived_engine.ts";
+import { buildAllPeriodSums } from "./stats/periods.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
+/** How often the visit sums of periods that have ended, or changed since, are built. */
+const PERIOD_BUILD_MS = 60_000;
 /** Most items in one transaction, however many batches wait. */
 const MAX_ITEMS_PER_COMMIT = 5_000;
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
@@ -90,6 +93,17 @@ export function ingestService(platform: Platform): ServiceDefinition {
           log.debug("partitions", { error })
         );
       const timer = setInterval(ahead, PARTITION_CHECK_MS);
+      // The visit sums per local period (stats/periods.ts), one build at a time; queries are
+      // exact without them, only slower.
+      let building: Promise<void> | undefined;
+      const buildPeriods = () => {
+        building ??= buildAllPeriodSums(context.db, platform.clock.now())
+          .then(() => {}, (error) => log.warn("period sums", { error: String(error) }))
+          .finally(() => (building = undefined));
+      };
+      const periodTimer = platform.config.statsUpkeep
+        ? setInterval(buildPeriods, PERIOD_BUILD_MS)
+        : undefined;
       return {
         routes(router) {
           router.service(
@@ -123,6 +137,8 @@ export function ingestService(platform: Platform): ServiceDefinition {
         },
         async close() {
           clearInterval(timer);
+          clearInterval(periodTimer);
+          await building;
           types.close();
           await committer.drained();
         },

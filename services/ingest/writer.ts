@@ -38,8 +38,10 @@ import {
   type CounterDelta,
   insertLeadsWithUpkeep,
   insertWithUpkeep,
+  noteChanges,
   rehomeSlices,
-  takeRehomed,
+  takeNotes,
+  UpkeepNotes,
 } from "./stats/derived.ts";
 
 const key = (site: string, id: string) => `${site}\u0000${id}`;
@@ -123,14 +125,17 @@ export async function writeGroup(
   const newVisitor = await writeVisitors(tx, views);
   const sessions = await writeSessions(tx, views, [...events, ...leads].map((e) => e.row));
   const deltas: CounterDelta[] = [];
-  // Visits whose attributes an earlier row changed: their older slices are updated after.
-  const rehomed: [string, string][] = [];
-  await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas, rehomed);
-  await writeEvents(tx, events, sessions, results, upkeep, deltas, rehomed);
-  await writeLeads(tx, leads, sessions, results, upkeep, rehomed);
-  await rehomeSlices(tx, rehomed);
-  // Last: the hot rows of the reports' counters are locked only until the commit that follows.
+  // Visits whose attributes an earlier row changed (their older slices are updated after),
+  // the days the statements changed and the longest visits they saw.
+  const notes = new UpkeepNotes();
+  await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas, notes);
+  await writeEvents(tx, events, sessions, results, upkeep, deltas, notes);
+  await writeLeads(tx, leads, sessions, results, upkeep, notes);
+  await rehomeSlices(tx, notes.rehomed);
+  // Last: the hot rows of the reports' counters and changed days are locked only until the
+  // commit that follows.
   await addCounters(tx, deltas);
+  await noteChanges(tx, notes);
   return results;
 }
 
@@ -299,7 +304,7 @@ async function writePageViews(
   sessions: Map<string, SessionInfo>,
   upkeep: boolean,
   deltas: CounterDelta[],
-  rehomed: [string, string][],
+  notes: UpkeepNotes,
 ): Promise<void> {
   if (views.length === 0) return;
   // No page: the insert works it out from the URL (tables.ts, pageColumn).
@@ -315,11 +320,11 @@ async function writePageViews(
     };
   });
   deltas.push(
-    ...takeRehomed(
+    ...takeNotes(
       await tx.query<CounterDelta>(insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, upkeep), [
         json(rows),
       ]),
-      rehomed,
+      notes,
     ),
   );
 }
@@ -349,7 +354,7 @@ async function writeEvents(
   results: WriteResult[],
   upkeep: boolean,
   deltas: CounterDelta[],
-  rehomed: [string, string][],
+  notes: UpkeepNotes,
 ): Promise<void> {
   if (events.length === 0) return;
   // An id seen earlier in this group is a duplicate of that item.
@@ -381,9 +386,9 @@ async function writeEvents(
     inherit(row, sessions)
   );
   deltas.push(
-    ...takeRehomed(
+    ...takeNotes(
       await tx.query<CounterDelta>(insertWithUpkeep("event", INSERT_EVENTS, upkeep), [json(rows)]),
-      rehomed,
+      notes,
     ),
   );
   // The first event of a type locks its name: an import that drops the type archives it.
@@ -403,7 +408,7 @@ async function writeLeads(
   sessions: Map<string, SessionInfo>,
   results: WriteResult[],
   upkeep: boolean,
-  rehomed: [string, string][],
+  notes: UpkeepNotes,
 ): Promise<void> {
   if (leads.length === 0) return;
   const claims = new Map<string, Indexed<LeadRow>>();
@@ -422,12 +427,12 @@ async function writeLeads(
   }
   const rows: RowOf<typeof LEADS.columns>[] = proposed.map(({ row }) => inherit(row, sessions))
     .sort(byKey((r) => r.lead_id ?? ""));
-  const added = takeRehomed(
-    await tx.query<{ id: string; rehomed?: string | null }>(
+  const added = takeNotes(
+    await tx.query<{ id: string; upkeep?: string | null }>(
       insertLeadsWithUpkeep(INSERT_LEADS, "id::text as id", upkeep),
       [json(rows)],
     ),
-    rehomed,
+    notes,
   );
   const fresh = new Set(added.map((r) => r.id));
   const lost = proposed.filter((l) => !fresh.has(l.row.id));

@@ -187,8 +187,8 @@ export type CounterDelta = {
   valued: number;
   /** Minor units, as text (a sum can pass 2^53). */
   revenue: string;
-  /** The statement's re-homed visits (takeRehomed), before they are taken off. */
-  rehomed?: string | null;
+  /** What else the statement changed (UPKEEP_NOTES, takeNotes), before it is taken off. */
+  upkeep?: string | null;
 };
 
 /**
@@ -297,7 +297,7 @@ export function upkeepParts(targets: Targets): string[] {
       )
     }
       returning site_id, visit_key, first_rank, first_at, first_seq, v.xmax::text <> '0' as existed,
-                ${VISIT_ATTRIBUTES.join(", ")})`);
+                first_seen, last_seen, ${VISIT_ATTRIBUTES.join(", ")})`);
     parts.push(`rehomed as (
       select u.site_id, u.visit_key from up_visits u join vfirst f using (site_id, visit_key)
        where u.existed
@@ -330,23 +330,55 @@ export function upkeepParts(targets: Targets): string[] {
 }
 
 /**
- * A select of the visits re-homed by a writer's statement, as one JSON text
- * (null when none), for rehomeSlices.
+ * What a writer's statement changed besides its rows, kept until the end of
+ * its transaction: the visits it re-homed (rehomeSlices), the UTC days whose
+ * slices or visits changed (as [site, day ms] JSON, for the period sums'
+ * validity: periods.ts) and the longest visit it saw per site, in ms.
  */
-const REHOMED_JSON =
-  "(select json_agg(json_build_array(site_id, visit_key)) from rehomed)::text as rehomed";
+export class UpkeepNotes {
+  readonly rehomed: [string, string][] = [];
+  readonly days = new Set<string>();
+  readonly spans = new Map<string, number>();
+}
+
+/** The UTC days from a visit's first to its last time, as epoch ms, for a visits relation. */
+const visitDays = (visits: string) =>
+  `select distinct v.site_id, (extract(epoch from d) * 1000)::bigint as day
+     from ${visits} v
+     cross join generate_series(${utcDay("v.first_seen")}, ${utcDay("v.last_seen")},
+                                interval '1 day') d`;
 
 /**
- * Moves the re-homed visits a writer's statement answered (REHOMED_JSON, the
- * same on every row) into `into`, taking the field off the rows.
+ * A writer statement's notes (UpkeepNotes) as one JSON text, the same on
+ * every row it answers: the visits it re-homed, the UTC days of every visit
+ * it touched (from its first to its last time: a row anywhere in a visit
+ * changes the sums of the period it began in) and the longest of those
+ * visits per site.
  */
-export function takeRehomed<T extends { rehomed?: string | null }>(
-  rows: T[],
-  into: [string, string][],
-): T[] {
-  const listed = rows[0]?.rehomed;
-  if (listed) into.push(...JSON.parse(listed) as [string, string][]);
-  for (const r of rows) delete r.rehomed;
+const UPKEEP_NOTES = `json_build_object(
+    'rehomed', (select json_agg(json_build_array(site_id, visit_key)) from rehomed),
+    'days', (select json_agg(json_build_array(site_id, day)) from (${visitDays("up_visits")}) d),
+    'spans', (select json_agg(json_build_array(site_id, ms)) from (
+       select site_id, max(extract(epoch from last_seen - first_seen) * 1000)::float8 as ms
+         from up_visits group by site_id) s)
+  )::text as upkeep`;
+
+/** Moves the notes a writer's statement answered (UPKEEP_NOTES) into `into`, taking the field off the rows. */
+export function takeNotes<T extends { upkeep?: string | null }>(rows: T[], into: UpkeepNotes): T[] {
+  const listed = rows[0]?.upkeep;
+  if (listed) {
+    const notes = JSON.parse(listed) as {
+      rehomed: [string, string][] | null;
+      days: [string, number][] | null;
+      spans: [string, number][] | null;
+    };
+    into.rehomed.push(...notes.rehomed ?? []);
+    for (const day of notes.days ?? []) into.days.add(JSON.stringify(day));
+    for (const [site, ms] of notes.spans ?? []) {
+      into.spans.set(site, Math.max(ms, into.spans.get(site) ?? 0));
+    }
+  }
+  for (const r of rows) delete r.upkeep;
   return rows;
 }
 
@@ -396,8 +428,9 @@ export const BACKFILL = `with d as (${
  * writer adds with addCounters at the end of its transaction: every writer
  * adds to the same few counters of the current quarter hour, and taking
  * their row locks last keeps concurrent transactions from waiting on each
- * other for their whole length; and the visits it re-homed (takeRehomed,
- * rehomeSlices). Without upkeep, only the insert.
+ * other for their whole length; and its notes (takeNotes): the visits it
+ * re-homed (rehomeSlices) and the days it changed (noteChanges). Without
+ * upkeep, only the insert.
  */
 export function insertWithUpkeep(
   kind: "pageview" | "event",
@@ -409,7 +442,7 @@ export function insertWithUpkeep(
   return `with ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts({ slices: TABLES.slices, visits: TABLES.visits }).join(", ")
   } select site_id, bucket::text as bucket, bot, kind::int as kind, name, currency,
-           n::float8 as n, valued::float8 as valued, revenue::text as revenue, ${REHOMED_JSON}
+           n::float8 as n, valued::float8 as valued, revenue::text as revenue, ${UPKEEP_NOTES}
       from (${COUNTER_DELTAS}) as deltas`;
 }
 
@@ -419,7 +452,7 @@ export function insertLeadsWithUpkeep(insert: string, answer: string, upkeep: bo
   const rows = `select ${ROW_COLUMNS.lead} from ins x`;
   return `with ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts(TABLES).join(", ")
-  } select ${answer}, ${REHOMED_JSON} from ins`;
+  } select ${answer}, ${UPKEEP_NOTES} from ins`;
 }
 
 /**
@@ -450,12 +483,46 @@ export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promis
   );
 }
 
+/** Adds one change to each UTC day of `days` (a select of site_id, day as epoch ms), in key order. */
+const countChanges = (days: string) =>
+  `insert into ingest.stat_day_changes as c (site_id, day, changes)
+     select site_id, to_timestamp(day / 1000.0), 1 from (${days}) d order by 1, 2
+     on conflict (site_id, day) do update set changes = c.changes + 1`;
+
+/**
+ * Records what a writer's transaction changed (takeNotes), last in it like
+ * the counters: one change on each UTC day its visits cover (the period
+ * sums over them are stale from its commit on: periods.ts), and a site's
+ * longest visit where one grew. The longest visit is raised by a plain
+ * update that locks nothing unless it grows, and inserted only for a site
+ * without one.
+ */
+export async function noteChanges(tx: Queryable, notes: UpkeepNotes): Promise<void> {
+  if (notes.days.size === 0 && notes.spans.size === 0) return;
+  await tx.query(
+    `with counted as (${
+      countChanges(
+        `select r->>0 as site_id, (r->>1)::bigint as day from json_array_elements($1::json) r`,
+      )
+    } returning 1),
+     s as (select r->>0 as site_id, make_interval(secs => (r->>1)::float8 / 1000) as longest
+             from json_array_elements($2::json) r),
+     raised as (update ingest.visit_spans v set longest = s.longest from s
+                 where v.site_id = s.site_id and v.longest < s.longest returning 1)
+     insert into ingest.visit_spans as v select * from s
+      where not exists (select 1 from ingest.visit_spans w where w.site_id = s.site_id)
+     on conflict (site_id) do update set longest = greatest(v.longest, excluded.longest)`,
+    [`[${[...notes.days].join(",")}]`, JSON.stringify([...notes.spans])],
+  );
+}
+
 /**
  * Recomputes the visits listed by `affectedSql` (a select of site_id,
  * visit_key) from the stored rows: their slices and visit rows are deleted
  * and written again from the rows within each visit's first and last time
  * (ingest.visits bounds where a visit's rows can be). Visits without rows
- * left disappear. Counters are not touched.
+ * left disappear, and one change is counted on each of their UTC days.
+ * Counters are not touched.
  */
 export async function recomputeVisits(
   tx: Queryable,
@@ -471,6 +538,7 @@ export async function recomputeVisits(
          from ingest.visits v join (${affectedSql}) a using (site_id, visit_key)`,
     params,
   );
+  await tx.exec(countChanges(visitDays("pg_temp.recompute_visits")));
   await tx.exec(
     `delete from ingest.visit_slices s using pg_temp.recompute_visits k
       where s.site_id = k.site_id and s.visit_key = k.visit_key
@@ -563,6 +631,8 @@ const TABLE_SHAPES = [
 /**
  * Recomputes a site's derived tables from its stored rows and writes only
  * the differences; answers, per table, the rows added, removed and changed.
+ * Every day of the site's slices counts a change, so its period sums are
+ * built again.
  * Writers of the site's rows wait while it runs (the row tables are locked
  * in share mode), so no write falls between the recount and the fix.
  */
@@ -587,6 +657,21 @@ export async function rebuildSite(tx: Queryable, siteId: string): Promise<TableC
       },
     ),
     [siteId],
+  );
+  // The period sums of every day the site's slices cover, before or after, are built again.
+  const sliceDays = (table: string) =>
+    `select distinct site_id, ${utcDay("bucket")} as day from ${table} where site_id = $1`;
+  await tx.query(
+    countChanges(
+      `select site_id, (extract(epoch from day) * 1000)::bigint as day
+         from (${sliceDays(TABLES.slices)} union ${sliceDays(temp(TABLES.slices))}) x`,
+    ),
+    [siteId],
+  );
+  await tx.query(
+    `insert into ingest.visit_spans as v
+       select site_id, max(last_seen - first_seen) from ${temp(TABLES.visits)} group by site_id
+     on conflict (site_id) do update set longest = greatest(v.longest, excluded.longest)`,
   );
   const changes: TableChange[] = [];
   for (const { table, key, values } of TABLE_SHAPES) {

@@ -13,6 +13,9 @@
  *   summed), grouped and filtered by visit: attributes, which every slice
  *   carries (so only the range's slices are read); revenue then
  *   still comes from the counters when no visit: dimension or filter is asked.
+ * - Visit sums per local period (periods.ts) answer what the slices would by
+ *   day, week or month alone or by visit:channel, without filters, bots or
+ *   totals: the Traffic report.
  * - event:page, conversion_rate, event:name together with visit: dimensions
  *   or filters, and revenue by visit: attributes read the stored rows.
  *
@@ -42,6 +45,7 @@ import { type Span, splitByDays } from "./day_runs.ts";
 import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
+import { periodPartials, queryPeriods } from "./periods.ts";
 
 const QUARTER_HOUR_MS = 15 * 60_000;
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
@@ -58,10 +62,12 @@ const VISIT_METRICS: MetricName[] = [
  * rows without visits ("rows", for a query that reads nothing of visits), or
  * undefined: the stored rows with every visit's attributes (the reference).
  */
-export type DerivedPath = "counters" | "visits" | "rows";
+export type DerivedPath = "periods" | "counters" | "visits" | "rows";
 
 export function derivedPath(plan: Plan): DerivedPath | undefined {
-  return tablesPath(plan) ??
+  const tables = tablesPath(plan);
+  if (tables === "visits" && queryPeriods(plan)) return "periods";
+  return tables ??
     (rowsAlone(plan.query) &&
         !plan.query.metrics.some((m) => VISIT_METRICS.includes(m) && m !== "visitors")
       ? "rows"
@@ -92,7 +98,7 @@ const dims = (cols: string[]) =>
     .join(", ");
 const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}` : "");
 
-/** The statement of a query read from the derived tables (path as derivedPath chose). */
+/** The statement of a query read from the counters or the slices (path as derivedPath chose). */
 export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
@@ -248,6 +254,7 @@ export async function derivedPartials(
   const path = derivedPath(plan);
   if (!path) return undefined;
   if (path === "rows") return rowsPartials(db, plan);
+  if (path === "periods") return periodPartials(db, plan);
   const params = new Params();
   const rows = await db.query<PartRow>(derivedSql(plan, path, params), params.list);
   return readParts(plan, rows);

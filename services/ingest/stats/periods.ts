@@ -1,0 +1,412 @@
+/**
+ * Visit sums per local period (ingest.visit_periods, ingest.visit_period_sums):
+ * for each period of a site (a local day, week or month, as its first and
+ * end instants) and channel, the visitors, page views, events and leads of
+ * its slices that are not bots, and the visits that begin in it (their first
+ * row that is not a bot) with their bounces, duration and page views, whole.
+ * The Traffic query (days by channel) and the 12-month visitors query read
+ * them instead of every slice of their range: distinct visitors and grouped
+ * visits are what made those queries take seconds at ten million page views.
+ *
+ * Built in the background (buildPeriodSums) for periods that have ended.
+ * Each period's row holds the number of changes counted on the UTC days it
+ * covers (ingest.stat_day_changes, counted by every path that changes slices
+ * or visits, in its own transaction: derived.ts) when its sums were made, in
+ * the same statement: a query uses the sums only while that number is the
+ * same, and computes any other period from the slices with the same SQL.
+ * Reads stay exact whatever the builder has done.
+ *
+ * A visit is counted whole in the period it begins in; a query counts only
+ * the part of a visit inside its range, so visits crossing the range's start
+ * or end are counted again from their slices. Such visits began at most the
+ * site's longest visit (ingest.visit_spans) before the instant they cross,
+ * which the index of visits by first time finds.
+ */
+import type { Database, Queryable } from "../../lib/db/mod.ts";
+import { type PartRow, readParts } from "./aggregate.ts";
+import { bucketsOf, type Grain, localDay, startOfDay } from "./calendar.ts";
+import { bucket15 } from "./derived.ts";
+import { bucketOf, bucketParams, iso, levels, Params, type Partials, type Plan } from "./plan.ts";
+import type { MetricName, TimeDimension } from "./query.ts";
+
+const QUARTER_HOUR_MS = 15 * 60_000;
+const DAY_MS = 86_400_000;
+
+/** The grains kept, and the time dimension of each. */
+export const PERIOD_GRAINS: Record<string, Grain> = {
+  "time:day": "day",
+  "time:week": "week",
+  "time:month": "month",
+};
+
+/** The metrics the period sums hold. */
+const PERIOD_METRICS: MetricName[] = [
+  "pageviews",
+  "events",
+  "leads",
+  "visitors",
+  "visits",
+  "bounce_rate",
+  "visit_duration",
+  "views_per_visit",
+];
+
+/** A period as its first instant and end (exclusive), in epoch ms. */
+export interface Period {
+  start: number;
+  end: number;
+}
+
+/** The periods a query reads: its time dimension, and each period with its label id. */
+interface QueryPeriods {
+  time: TimeDimension;
+  periods: (Period & { labelId: number })[];
+}
+
+/**
+ * The periods of a query the period sums answer, or undefined: a day, week
+ * or month dimension, alone or with visit:channel, no filters, rows that are
+ * not bots, no totals (a distinct count over the whole range), and only
+ * metrics of page views, events, leads, visitors and visits. The periods are
+ * those of the query's zone over its whole range; every boundary must be a
+ * 15-minute mark, as the slices' buckets are.
+ */
+export function queryPeriods(plan: Plan): QueryPeriods | undefined {
+  const { query } = plan;
+  if (query.includeBots || query.filters.length > 0 || levels(query).includes("")) {
+    return undefined;
+  }
+  if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
+  const times = query.dimensions.filter((d) => d in PERIOD_GRAINS) as TimeDimension[];
+  const others = query.dimensions.filter((d) => !(d in PERIOD_GRAINS));
+  if (times.length !== 1 || others.some((d) => d !== "visit:channel")) return undefined;
+  const time = times[0];
+  const labels = plan.buckets.get(time)!.labels;
+  const buckets = bucketsOf(PERIOD_GRAINS[time], plan.zone, plan.startMs, plan.endMs);
+  const periods = buckets.starts.map((start, i) => ({
+    start,
+    end: buckets.starts[i + 1] ?? plan.endMs,
+    // A period outside the plan's buckets holds no data; its sums are empty.
+    labelId: labels.indexOf(buckets.labels[buckets.labelIds[i]]),
+  }));
+  if (periods.some((p) => p.start % QUARTER_HOUR_MS !== 0 || p.end % QUARTER_HOUR_MS !== 0)) {
+    return undefined;
+  }
+  return { time, periods };
+}
+
+/** The site's longest visit, as a relation `span(longest)`. */
+const spanOf = (site: string) =>
+  `(select coalesce((select longest from ingest.visit_spans where site_id = ${site}),
+                    interval '0') as longest)`;
+
+/**
+ * Visits that cross `at` (an SQL instant): rows before it and at or after
+ * it. Begun within the longest visit before it (the index of visits by first
+ * time), bots included: a superset, which their slices then settle.
+ */
+const crossing = (site: string, at: string) =>
+  `select visit_key, first_seen, last_seen from ingest.visits v
+    where v.site_id = ${site} and v.first_seen >= ${at} - sp.longest and v.first_seen < ${at}
+      and v.last_seen >= ${at}`;
+
+/**
+ * A visit's slices that are not bots, summed (alias `c`: visit_key,
+ * first_seen, last_seen): its channel, first and last time, page views and
+ * events, whole and (with `range`, SQL instants) inside the range.
+ */
+const visitTotals = (site: string, range?: [string, string]) => {
+  const inside = range ? `s.bucket >= ${range[0]} and s.bucket < ${range[1]}` : "";
+  const within = (agg: string, col: string) => `${agg}(${col}) filter (where ${inside})`;
+  return `select min(s.channel) as channel, min(s.first_at) as h_first, max(s.last_at) as h_last,
+                 sum(s.pageviews) as pv, sum(s.events) as ev${
+    range
+      ? `, ${within("min", "s.first_at")} as r_first, ${within("max", "s.last_at")} as r_last,
+           ${within("sum", "s.pageviews")} as r_pv, ${within("sum", "s.events")} as r_ev`
+      : ""
+  }
+            from ingest.visit_slices s
+           where s.site_id = ${site} and s.bucket >= ${bucket15("c.first_seen")}
+             and s.bucket <= c.last_seen and s.visit_key = c.visit_key and not s.bot`;
+};
+
+/** A channel as channel_key: '' for none, '=' and the channel otherwise ('*' is all channels). */
+const channelKey = (channel: string) => `coalesce('=' || ${channel}, '')`;
+
+/**
+ * CTEs computing the sums of the periods of relation `periods` (ps, pe) from
+ * the slices, ending in `ps_sums` (ps, pe, channel_key, visitors, pageviews,
+ * events, leads, visits, bounces, duration_ms, visit_pageviews), one row per
+ * period and channel with slices, and one with channel_key '*' per period.
+ */
+export function periodSumsCtes(site: string, periods: string): string {
+  // Duration and page views per visit as the visits path computes them (derived_engine.ts).
+  const visitSums = (group: string) =>
+    `count(*) as visits, count(*) filter (where pv = 1 and ev = 0) as bounces,
+     coalesce(sum(dur_ms), 0)::bigint as duration_ms, coalesce(sum(pv), 0)::bigint
+       as visit_pageviews from ps_visits group by ${group}`;
+  return `ps_s as not materialized (
+      select p.ps, p.pe, s.visit_key, s.visitor_key, s.first_at, s.last_at, s.pageviews,
+             s.events, s.leads, s.channel
+        from ${periods} p cross join lateral (
+          select * from ingest.visit_slices s
+           where s.site_id = ${site} and s.bucket >= p.ps and s.bucket < p.pe and not s.bot) s),
+    ps_pv as (
+      select ps, pe, channel, visitor_key, sum(pageviews) as pv, sum(events) as ev,
+             sum(leads) as ld
+        from ps_s group by 1, 2, 3, 4),
+    ps_cross as (
+      select distinct p.ps, p.pe, v.visit_key, v.first_seen, v.last_seen
+        from ${periods} p cross join ${spanOf(site)} sp cross join lateral (
+          ${crossing(site, "p.ps")} union all ${crossing(site, "p.pe")}) v),
+    ps_whole as (
+      select c.ps, c.pe, w.* from ps_cross c cross join lateral (${visitTotals(site)}) w),
+    ps_visits as (
+      select ps, pe, min(channel) as channel, sum(pageviews) as pv, sum(events) as ev,
+             round(extract(epoch from max(last_at) - min(first_at)) * 1000)::bigint as dur_ms
+        from ps_s s
+       where not exists (select 1 from ps_cross c
+                          where c.ps = s.ps and c.pe = s.pe and c.visit_key = s.visit_key)
+       group by ps, pe, visit_key
+      union all
+      select ps, pe, channel, pv, ev,
+             round(extract(epoch from h_last - h_first) * 1000)::bigint
+        from ps_whole where h_first >= ps and h_first < pe),
+    ps_r as (
+      select ps, pe, ${channelKey("channel")} as channel_key, count(*) as visitors,
+             sum(pv) as pageviews, sum(ev) as events, sum(ld) as leads
+        from ps_pv group by 1, 2, 3
+      union all
+      select ps, pe, '*', count(distinct visitor_key), sum(pv), sum(ev), sum(ld)
+        from ps_pv group by 1, 2),
+    ps_v as (
+      select ps, pe, ${channelKey("channel")} as channel_key, ${visitSums("1, 2, 3")}
+      union all
+      select ps, pe, '*', ${visitSums("1, 2")}),
+    ps_sums as (
+      select r.ps, r.pe, r.channel_key, r.visitors, r.pageviews, r.events, r.leads,
+             coalesce(v.visits, 0) as visits, coalesce(v.bounces, 0) as bounces,
+             coalesce(v.duration_ms, 0) as duration_ms,
+             coalesce(v.visit_pageviews, 0) as visit_pageviews
+        from ps_r r left join ps_v v
+          on v.ps = r.ps and v.pe = r.pe and v.channel_key = r.channel_key)`;
+}
+
+/** The changes counted on the UTC days a period (alias `p`: ps, pe) covers, now. */
+const changesOf = (site: string) =>
+  `(select coalesce(sum(c.changes), 0)::bigint from ingest.stat_day_changes c
+     where c.site_id = ${site} and c.day < p.pe and c.day > p.ps - interval '1 day')`;
+
+/** The statement of a query the period sums answer (queryPeriods). */
+export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string {
+  const { query } = plan;
+  const site = params.add(plan.siteId);
+  const array = (values: (string | number)[], type: string) =>
+    `(select ${params.add(`{${values.join(",")}}`)}::text::${type}[])`;
+  const ps = array(qp.periods.map((p) => iso(p.start)), "timestamptz");
+  const pe = array(qp.periods.map((p) => iso(p.end)), "timestamptz");
+  const g = array(qp.periods.map((p) => p.labelId), "int");
+  const from = `${params.add(iso(plan.startMs))}::timestamptz`;
+  const to = `${params.add(iso(plan.endMs))}::timestamptz`;
+  const buckets = bucketParams(plan.buckets.get(qp.time)!, params);
+  const byChannel = query.dimensions.includes("visit:channel");
+  const dims = query.dimensions.map((d) =>
+    d === qp.time
+      ? "g::text"
+      : "case when channel_key = '' then null else substr(channel_key, 2) end"
+  );
+  const dimCols = [0, 1, 2].map((i) => `${dims[i] ?? "null::text"} as d${i}`).join(", ");
+  const channels = byChannel ? "channel_key <> '*'" : "channel_key = '*'";
+  // One visit's correction: taken off where the sums count it whole, counted where the
+  // query counts it (its part inside the range). In one channel and in all.
+  const correction = (sign: string, first: string, last: string, pv: string, ev: string) =>
+    `select ${bucketOf(first, buckets)} as g, ck, ${sign}1 as visits,
+            ${sign}(case when ${pv} = 1 and ${ev} = 0 then 1 else 0 end) as bounces,
+            ${sign}round(extract(epoch from ${last} - ${first}) * 1000)::bigint as duration_ms,
+            ${sign}${pv} as visit_pageviews`;
+  return `with p as (select * from unnest(${ps}, ${pe}, ${g}) p(ps, pe, g)),
+    valid as (
+      select v.period_start as ps, v.period_end as pe
+        from ingest.visit_periods v join p on v.period_start = p.ps and v.period_end = p.pe
+       where v.site_id = ${site} and v.changes = ${changesOf(site)}),
+    missing as (select ps, pe from p where (ps, pe) not in (select ps, pe from valid)),
+    ${periodSumsCtes(site, "missing")},
+    sums as (
+      select p.g, s.channel_key, s.visitors, s.pageviews, s.events, s.leads, s.visits,
+             s.bounces, s.duration_ms, s.visit_pageviews
+        from ingest.visit_period_sums s join p on s.period_start = p.ps and s.period_end = p.pe
+       where s.site_id = ${site} and (p.ps, p.pe) in (select ps, pe from valid)
+      union all
+      select p.g, s.channel_key, s.visitors, s.pageviews, s.events, s.leads, s.visits,
+             s.bounces, s.duration_ms, s.visit_pageviews
+        from ps_sums s join p on s.ps = p.ps and s.pe = p.pe),
+    ends as (
+      select distinct v.visit_key, v.first_seen, v.last_seen
+        from ${spanOf(site)} sp cross join lateral (
+          ${crossing(site, from)} union all ${crossing(site, to)}) v),
+    ends_whole as (
+      select w.* from ends c cross join lateral (${visitTotals(site, [from, to])}) w),
+    ends_fix as (
+      select *, ${channelKey("channel")} as ck from ends_whole
+      union all
+      select *, '*' from ends_whole),
+    corrections as (
+      ${correction("-", "h_first", "h_last", "pv", "ev")}
+        from ends_fix where h_first >= ${from} and h_first < ${to}
+      union all
+      ${correction("", "r_first", "r_last", "r_pv", "r_ev")}
+        from ends_fix where r_first is not null)
+    select 'r' as part, ${dimCols}, pageviews::text as n1, events::text as n2, leads::text as n3,
+           visitors::text as n4, null::text as cur
+      from sums where ${channels} and g >= 0
+    union all
+    select 'v', ${dimCols}, sum(visits)::text, sum(bounces)::text, sum(duration_ms)::text,
+           sum(visit_pageviews)::text, null
+      from (select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
+            union all
+            select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x
+     where ${channels} and g >= 0
+     group by g, channel_key having sum(visits) > 0`;
+}
+
+/** The partial sums of a plan from the period sums; undefined when they do not answer it. */
+export async function periodPartials(db: Queryable, plan: Plan): Promise<Partials | undefined> {
+  const qp = queryPeriods(plan);
+  if (!qp) return undefined;
+  const params = new Params();
+  const rows = await db.query<PartRow>(periodsSql(plan, qp, params), params.list);
+  return readParts(plan, rows);
+}
+
+/**
+ * The periods of every grain in `zone` that cover the UTC days `days` (epoch
+ * ms of their starts) and have ended by `nowMs`, newest first.
+ */
+export function periodsToBuild(days: number[], zone: string, nowMs: number): Period[] {
+  if (days.length === 0) return [];
+  const first = Math.min(...days);
+  const last = Math.max(...days) + DAY_MS;
+  // Padded by more than a month, so that the first and last buckets (cut off) hold no data.
+  const from = startOfDay(localDay(first, zone).subtract({ days: 40 }), zone);
+  const to = startOfDay(localDay(last, zone).add({ days: 40 }), zone);
+  const covered = new Set(days);
+  const out = new Map<string, Period>();
+  for (const grain of Object.values(PERIOD_GRAINS)) {
+    const { starts } = bucketsOf(grain, zone, from, to);
+    for (let i = 1; i + 1 < starts.length; i++) {
+      const period = { start: starts[i], end: starts[i + 1] };
+      if (period.end > nowMs) continue;
+      const firstDay = Math.floor(period.start / DAY_MS) * DAY_MS;
+      let holdsData = false;
+      for (let d = firstDay; d < period.end && !holdsData; d += DAY_MS) holdsData = covered.has(d);
+      if (holdsData) out.set(`${period.start}/${period.end}`, period);
+    }
+  }
+  return [...out.values()].sort((a, b) => b.end - a.end || b.start - a.start);
+}
+
+/** Most periods built in one statement: days first, so a statement stays short. */
+const PERIODS_PER_STATEMENT = 8;
+
+/** What one build did. */
+export interface PeriodBuild {
+  built: number;
+  /** Periods found current. */
+  current: number;
+}
+
+/**
+ * Builds the period sums of a site in `zone` that are missing or stale, for
+ * periods that have ended. One transaction per few periods: their old sums
+ * are deleted and new ones computed with the changes they were computed at,
+ * in one statement (one snapshot). A transaction-scoped advisory lock per
+ * site keeps two builders (two replicas) from building the same site at once;
+ * a builder that does not get it builds nothing.
+ */
+export async function buildPeriodSums(
+  db: Database,
+  siteId: string,
+  zone: string,
+  nowMs: number,
+): Promise<PeriodBuild> {
+  const dayRows = await db.query<{ day: string; changes: string }>(
+    `select (extract(epoch from day) * 1000)::bigint::text as day, sum(changes)::text as changes
+       from (select day, changes from ingest.stat_day_changes where site_id = $1
+             union all
+             select distinct day, 0 from ingest.stat_counter_days where site_id = $1) d
+      group by day`,
+    [siteId],
+  );
+  const changes = new Map(dayRows.map((r) => [Number(r.day), BigInt(r.changes)]));
+  const periods = periodsToBuild([...changes.keys()], zone, nowMs);
+  const stored = await db.query<{ ps: string; pe: string; changes: string }>(
+    `select (extract(epoch from period_start) * 1000)::bigint::text as ps,
+            (extract(epoch from period_end) * 1000)::bigint::text as pe, changes::text as changes
+       from ingest.visit_periods where site_id = $1`,
+    [siteId],
+  );
+  const builtWith = new Map(stored.map((r) => [`${r.ps}/${r.pe}`, BigInt(r.changes)]));
+  const stale = periods.filter((p) => {
+    let sum = 0n;
+    for (let d = Math.floor(p.start / DAY_MS) * DAY_MS; d < p.end; d += DAY_MS) {
+      sum += changes.get(d) ?? 0n;
+    }
+    return builtWith.get(`${p.start}/${p.end}`) !== sum;
+  });
+  let built = 0;
+  for (let i = 0; i < stale.length; i += PERIODS_PER_STATEMENT) {
+    const chunk = stale.slice(i, i + PERIODS_PER_STATEMENT);
+    const done = await db.transaction(async (tx) => {
+      const [lock] = await tx.query<{ locked: boolean }>(
+        "select pg_try_advisory_xact_lock(hashtext('visit_periods'), hashtext($1)) as locked",
+        [siteId],
+      );
+      if (!lock.locked) return false;
+      const list = (ms: number[]) => `{${ms.map(iso).join(",")}}`;
+      const starts = list(chunk.map((p) => p.start));
+      const ends = list(chunk.map((p) => p.end));
+      const periodsOf = "unnest($2::text::timestamptz[], $3::text::timestamptz[]) p(ps, pe)";
+      for (const table of ["ingest.visit_period_sums", "ingest.visit_periods"]) {
+        await tx.query(
+          `delete from ${table} t using ${periodsOf}
+            where t.site_id = $1 and t.period_start = p.ps and t.period_end = p.pe`,
+          [siteId, starts, ends],
+        );
+      }
+      await tx.query(
+        `with periods as (select * from ${periodsOf}),
+         ${periodSumsCtes("$1", "periods")},
+         marked as (
+           insert into ingest.visit_periods (site_id, period_start, period_end, changes)
+             select $1, p.ps, p.pe, ${changesOf("$1")} from periods p returning 1)
+         insert into ingest.visit_period_sums
+           select $1, ps, pe, channel_key, visitors, pageviews, events, leads, visits, bounces,
+                  duration_ms, visit_pageviews
+             from ps_sums`,
+        [siteId, starts, ends],
+      );
+      return true;
+    });
+    if (!done) break;
+    built += chunk.length;
+  }
+  return { built, current: periods.length - stale.length };
+}
+
+/** Builds the period sums of every site in its own zone (UTC without one), stale ones first. */
+export async function buildAllPeriodSums(db: Database, nowMs: number): Promise<PeriodBuild> {
+  const sites = await db.query<{ site_id: string; time_zone: string | null }>(
+    `select d.site_id, s.time_zone
+       from (select site_id from ingest.stat_day_changes
+             union select site_id from ingest.stat_counter_days) d
+       left join ingest.sites s using (site_id)
+      order by 1`,
+  );
+  const total: PeriodBuild = { built: 0, current: 0 };
+  for (const site of sites) {
+    const done = await buildPeriodSums(db, site.site_id, site.time_zone || "UTC", nowMs);
+    total.built += done.built;
+    total.current += done.current;
+  }
+  return total;
+}

@@ -1,0 +1,234 @@
+/**
+ * The visit sums per local period against the stored rows, on both storages:
+ * the queries they answer (days, weeks and months, alone or by channel) in
+ * four zones must equal the reference engine's answers when no sums are
+ * built (each period computed from the slices), when they are built, after
+ * late rows make some stale (the query must notice and read the slices),
+ * and after visitor deletion, retention and the rebuild.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STORAGES } from "../../../test/helpers/env.ts";
+import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage.ts";
+import { migrate } from "../../lib/db/migrate.ts";
+import type { Database } from "../../lib/db/mod.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../migrations.ts";
+import { Partitions } from "../partitions.ts";
+import type { WriteItem } from "../rows.ts";
+import { writeGroup } from "../writer.ts";
+import { deleteVisitor } from "../erase.ts";
+import { runRetention } from "../retention.ts";
+import { generateVisits, inGroups } from "./generated.ts";
+import { derivedPartials, derivedPath } from "./derived_engine.ts";
+import { referenceEngine, referencePartials } from "./reference.ts";
+import { rebuildSite } from "./derived.ts";
+import { finish } from "./finish.ts";
+import { parseQuery } from "./query.ts";
+import { planQuery, resolveDays } from "./service.ts";
+import { buildPeriodSums, periodsToBuild } from "./periods.ts";
+import type { Json } from "../../lib/stats/wire.ts";
+
+const SITE = "periods";
+const DAY_MS = 86_400_000;
+const FROM = Date.parse("2026-09-28T00:00:00Z");
+const TO = Date.parse("2026-11-05T00:00:00Z");
+const NOW = Date.parse("2026-11-20T00:00:00Z");
+const ZONES = ["UTC", "Asia/Kathmandu", "America/New_York", "Australia/Sydney"];
+
+const QUERIES: Record<string, Json>[] = [
+  {
+    metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+    dimensions: ["time:day", "visit:channel"],
+  },
+  { metrics: ["visitors", "visits", "pageviews"], dimensions: ["time:month"] },
+  {
+    metrics: ["views_per_visit", "visitors", "events", "leads"],
+    dimensions: ["visit:channel", "time:week"],
+  },
+  { metrics: ["visit_duration", "bounce_rate"], dimensions: ["time:day"] },
+];
+/** Per zone: a month, a few days cutting weeks, a daylight-saving day, two months. */
+const RANGES: Record<string, Json[]> = {
+  "UTC": [["2026-10-01", "2026-10-31"], ["2026-10-08", "2026-10-14"]],
+  "Asia/Kathmandu": [["2026-10-01", "2026-10-31"], ["2026-10-10", "2026-10-12"]],
+  "America/New_York": [["2026-10-01", "2026-11-04"], ["2026-11-01", "2026-11-01"]],
+  "Australia/Sydney": [["2026-09-28", "2026-10-31"], ["2026-10-04", "2026-10-04"]],
+};
+
+async function answersOf(db: Database, body: Record<string, Json>, zone: string) {
+  const query = parseQuery({ limit: 10_000, ...body });
+  const days = await resolveDays(query.dateRange, Temporal.PlainDate.from("2026-11-04"), () => {
+    throw new Error("no preset here");
+  });
+  const plan = await planQuery(referenceEngine(db), SITE, query, zone, days);
+  const derived = await derivedPartials(db, plan);
+  return {
+    path: derivedPath(plan),
+    derived: derived && finish(query, derived),
+    reference: finish(query, await referencePartials(db, plan)),
+  };
+}
+
+/** Every query in every zone and range from the period sums equals the reference; answers the groups compared. */
+async function compareAll(db: Database, zones = ZONES): Promise<number> {
+  let rows = 0;
+  for (const zone of zones) {
+    for (const date_range of RANGES[zone]) {
+      for (const body of QUERIES) {
+        const { path, derived, reference } = await answersOf(db, { ...body, date_range }, zone);
+        const label = `${JSON.stringify(body)} ${zone} ${date_range}`;
+        expect(path, label).toBe("periods");
+        expect(derived, label).toEqual(reference);
+        rows += reference.rows.length;
+      }
+    }
+  }
+  return rows;
+}
+
+async function buildAll(db: Database) {
+  let built = 0;
+  for (const zone of ZONES) built += (await buildPeriodSums(db, SITE, zone, NOW)).built;
+  return built;
+}
+
+/** A visit of `items` carried on a day and a half later: one long visit across days. */
+function stretched(items: WriteItem[]): WriteItem[] {
+  const views = items.filter((i) => i.kind === "view");
+  const later = views.map((i) => ({
+    ...i,
+    row: {
+      ...i.row,
+      received_at: new Date(Date.parse(i.row.received_at) + 1.5 * DAY_MS).toISOString(),
+    },
+  })) as WriteItem[];
+  return [...items, ...later];
+}
+
+describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
+  let fresh: FreshDatabase;
+  let db: Database;
+
+  beforeAll(async () => {
+    fresh = await freshDatabase(storage);
+    db = fresh.db;
+    await migrate(db, INGEST_SCHEMA, ingestMigrations);
+    const months = [];
+    for (let at = FROM; at < TO + 31 * DAY_MS; at += 28 * DAY_MS) months.push(at);
+    await new Partitions(db).ensure(months);
+    const visits = [
+      ...generateVisits({
+        siteId: SITE,
+        fromMs: FROM,
+        toMs: TO,
+        pageViews: 1500,
+        eventsPerView: 0.3,
+        seed: 5,
+      }),
+    ];
+    // A few visits that last a day and a half: they cross every kind of period boundary.
+    for (let i = 0; i < visits.length; i += 40) visits[i] = stretched(visits[i]);
+    for (const group of inGroups(visits, 60)) {
+      await db.transaction((tx) => writeGroup(tx, group));
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await fresh?.drop();
+  });
+
+  it("answer as the stored rows do before any sums are built", async () => {
+    const [stored] = await db.query<{ n: number }>(
+      "select count(*)::int as n from ingest.visit_periods where site_id = $1",
+      [SITE],
+    );
+    expect(stored.n).toBe(0);
+    expect(await compareAll(db)).toBeGreaterThan(500);
+  }, 120_000);
+
+  it("answer as the stored rows do from built sums, which the queries do read", async () => {
+    const built = await buildAll(db);
+    // Days, weeks and months in four zones over about six weeks of data.
+    expect(built).toBeGreaterThan(4 * 45);
+    expect(await buildAll(db)).toBe(0);
+    await compareAll(db);
+    // A stored sum changed by hand shows in the answer: the query read it, not the slices.
+    const day = { ...QUERIES[0], date_range: RANGES.UTC[0] };
+    const before = await answersOf(db, day, "UTC");
+    await db.query(
+      `update ingest.visit_period_sums set visitors = visitors + 1000
+        where site_id = $1 and period_start = '2026-10-12T00:00:00Z'
+          and period_end = '2026-10-13T00:00:00Z' and channel_key = '=direct'`,
+      [SITE],
+    );
+    const misread = await answersOf(db, day, "UTC");
+    expect(misread.derived).not.toEqual(misread.reference);
+    expect(misread.reference).toEqual(before.reference);
+    await db.query(
+      `update ingest.visit_period_sums set visitors = visitors - 1000
+        where site_id = $1 and period_start = '2026-10-12T00:00:00Z'
+          and period_end = '2026-10-13T00:00:00Z' and channel_key = '=direct'`,
+      [SITE],
+    );
+  }, 120_000);
+
+  it("are not used once rows arrive for their days, until built again", async () => {
+    // Late visits, each written last row first: earlier rows re-home them.
+    const late = generateVisits({
+      siteId: SITE,
+      fromMs: Date.parse("2026-10-05T00:00:00Z"),
+      toMs: Date.parse("2026-10-25T00:00:00Z"),
+      pageViews: 200,
+      eventsPerView: 0.3,
+      seed: 12,
+      idPrefix: "late",
+    });
+    for (const items of late) {
+      const rows = [...items].sort((a, b) =>
+        Date.parse(b.row.received_at) - Date.parse(a.row.received_at)
+      );
+      for (const item of rows) await db.transaction((tx) => writeGroup(tx, [item]));
+    }
+    await compareAll(db);
+    const rebuilt = await buildAll(db);
+    expect(rebuilt).toBeGreaterThan(0);
+    await compareAll(db);
+  }, 180_000);
+
+  it("stay exact through visitor deletion, retention and the rebuild", async () => {
+    const [{ visitor_id: visitor }] = await db.query<{ visitor_id: string }>(
+      `select visitor_id from ingest.page_views where site_id = $1 and visitor_id is not null
+        group by visitor_id order by count(*) desc limit 1`,
+      [SITE],
+    );
+    await deleteVisitor(db, SITE, visitor, true);
+    await compareAll(db, ["Asia/Kathmandu"]);
+    await buildAll(db);
+    await runRetention(db, new Partitions(db), 40, Date.parse("2026-11-20T10:07:00Z"));
+    await compareAll(db, ["America/New_York"]);
+    await buildAll(db);
+    const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
+    expect(changes.every((c) => c.added + c.removed + c.changed === 0)).toBe(true);
+    // The rebuild counts a change on every day of the site: all its sums are built again.
+    expect(await buildAll(db)).toBeGreaterThan(4 * 10);
+    await compareAll(db);
+  }, 180_000);
+});
+
+describe("periodsToBuild", () => {
+  it("lists the ended days, weeks and months of a zone that cover days with data", () => {
+    const day = Date.parse("2026-10-05T00:00:00Z");
+    const periods = periodsToBuild([day], "Asia/Kathmandu", Date.parse("2026-11-20T00:00:00Z"));
+    const text = periods.map((p) => `${new Date(p.start).toISOString()}`);
+    // The UTC day 2026-10-05 falls on the local 5th and 6th (UTC+05:45), in one week and month.
+    expect(text).toEqual([
+      "2026-09-30T18:15:00.000Z", // October
+      "2026-10-04T18:15:00.000Z", // the week of Monday the 5th
+      "2026-10-05T18:15:00.000Z", // the 6th
+      "2026-10-04T18:15:00.000Z", // the 5th
+    ]);
+    expect(periods.map((p) => (p.end - p.start) / DAY_MS)).toEqual([31, 7, 1, 1]);
+    // Periods not yet over are left for later.
+    expect(periodsToBuild([day], "UTC", Date.parse("2026-10-06T00:00:00Z"))).toEqual([
+      { start: day, end: day + DAY_MS },
+    ]);
+  });
+});

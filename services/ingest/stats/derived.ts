@@ -538,7 +538,6 @@ export async function recomputeVisits(
          from ingest.visits v join (${affectedSql}) a using (site_id, visit_key)`,
     params,
   );
-  await tx.exec(countChanges(visitDays("pg_temp.recompute_visits")));
   await tx.exec(
     `delete from ingest.visit_slices s using pg_temp.recompute_visits k
       where s.site_id = k.site_id and s.visit_key = k.visit_key
@@ -560,6 +559,8 @@ export async function recomputeVisits(
       { slices: TABLES.slices, visits: TABLES.visits },
     ),
   );
+  // Last, as in the writer (visits locked before changed days), so the two cannot deadlock.
+  await tx.exec(countChanges(visitDays("pg_temp.recompute_visits")));
   await tx.exec("drop table pg_temp.recompute_visits");
 }
 

@@ -38,7 +38,6 @@ import {
   type CounterDelta,
   insertLeadsWithUpkeep,
   insertWithUpkeep,
-  noteChanges,
   rehomeSlices,
   takeNotes,
   UpkeepNotes,
@@ -134,8 +133,7 @@ export async function writeGroup(
   await rehomeSlices(tx, notes.rehomed);
   // Last: the hot rows of the reports' counters and changed days are locked only until the
   // commit that follows.
-  await addCounters(tx, deltas);
-  await noteChanges(tx, notes);
+  await addCounters(tx, deltas, notes);
   return results;
 }
 

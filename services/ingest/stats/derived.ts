@@ -429,7 +429,7 @@ export const BACKFILL = `with d as (${
  * adds to the same few counters of the current quarter hour, and taking
  * their row locks last keeps concurrent transactions from waiting on each
  * other for their whole length; and its notes (takeNotes): the visits it
- * re-homed (rehomeSlices) and the days it changed (noteChanges). Without
+ * re-homed (rehomeSlices) and the days it changed (addCounters). Without
  * upkeep, only the insert.
  */
 export function insertWithUpkeep(
@@ -455,12 +455,29 @@ export function insertLeadsWithUpkeep(insert: string, answer: string, upkeep: bo
   } select ${answer}, ${UPKEEP_NOTES} from ins`;
 }
 
+/** Adds one change to each UTC day of `days` (a select of site_id, day as epoch ms), in key order. */
+const countChanges = (days: string) =>
+  `insert into ingest.stat_day_changes as c (site_id, day, changes)
+     select site_id, to_timestamp(day / 1000.0), 1 from (${days}) d order by 1, 2
+     on conflict (site_id, day) do update set changes = c.changes + 1`;
+
 /**
- * Adds counter deltas (summed per key first) to the counters and their days,
- * in key order so writers lock alike.
+ * The end of a writer's transaction, in one statement: adds the counter
+ * deltas (summed per key first) to the quarter hours and their days, then
+ * records what the transaction changed (takeNotes): one change on each UTC
+ * day its visits cover (the period sums over them are stale from its commit
+ * on: periods.ts), and a site's longest visit where one grew. Every writer
+ * takes the rows in that order (the answer's subqueries run left to right),
+ * each table in key order, so writers lock alike. The longest visit is
+ * raised by a plain update that locks nothing unless it grows, and inserted
+ * only for a site without one.
  */
-export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promise<void> {
-  if (deltas.length === 0) return;
+export async function addCounters(
+  tx: Queryable,
+  deltas: CounterDelta[],
+  notes: UpkeepNotes = new UpkeepNotes(),
+): Promise<void> {
+  if (deltas.length === 0 && notes.days.size === 0 && notes.spans.size === 0) return;
   const merged = new Map<string, CounterDelta>();
   for (const d of deltas) {
     const k = JSON.stringify([d.site_id, d.bucket, d.bot, d.kind, d.name, d.currency]);
@@ -477,42 +494,30 @@ export async function addCounters(tx: Queryable, deltas: CounterDelta[]): Promis
        select site_id, bucket, bot, kind, name, currency, n, valued, revenue
          from json_to_recordset($1::json) as r(site_id text, bucket timestamptz, bot boolean,
               kind smallint, name text, currency text, n bigint, valued bigint, revenue numeric)),
-     quarters as (${addToQuarters(TABLES.counters, "select * from r")} returning 1)
-     ${addToDays(TABLES.counterDays, "select * from r")}`,
-    [JSON.stringify([...merged.values()])],
-  );
-}
-
-/** Adds one change to each UTC day of `days` (a select of site_id, day as epoch ms), in key order. */
-const countChanges = (days: string) =>
-  `insert into ingest.stat_day_changes as c (site_id, day, changes)
-     select site_id, to_timestamp(day / 1000.0), 1 from (${days}) d order by 1, 2
-     on conflict (site_id, day) do update set changes = c.changes + 1`;
-
-/**
- * Records what a writer's transaction changed (takeNotes), last in it like
- * the counters: one change on each UTC day its visits cover (the period
- * sums over them are stale from its commit on: periods.ts), and a site's
- * longest visit where one grew. The longest visit is raised by a plain
- * update that locks nothing unless it grows, and inserted only for a site
- * without one.
- */
-export async function noteChanges(tx: Queryable, notes: UpkeepNotes): Promise<void> {
-  if (notes.days.size === 0 && notes.spans.size === 0) return;
-  await tx.query(
-    `with counted as (${
+     quarters as (${addToQuarters(TABLES.counters, "select * from r")} returning 1),
+     days as (${addToDays(TABLES.counterDays, "select * from r")} returning 1),
+     counted as (${
       countChanges(
-        `select r->>0 as site_id, (r->>1)::bigint as day from json_array_elements($1::json) r`,
+        `select r->>0 as site_id, (r->>1)::bigint as day from json_array_elements($2::json) r`,
       )
     } returning 1),
      s as (select r->>0 as site_id, make_interval(secs => (r->>1)::float8 / 1000) as longest
-             from json_array_elements($2::json) r),
+             from json_array_elements($3::json) r),
      raised as (update ingest.visit_spans v set longest = s.longest from s
-                 where v.site_id = s.site_id and v.longest < s.longest returning 1)
-     insert into ingest.visit_spans as v select * from s
-      where not exists (select 1 from ingest.visit_spans w where w.site_id = s.site_id)
-     on conflict (site_id) do update set longest = greatest(v.longest, excluded.longest)`,
-    [`[${[...notes.days].join(",")}]`, JSON.stringify([...notes.spans])],
+                 where v.site_id = s.site_id and v.longest < s.longest returning 1),
+     added as (
+       insert into ingest.visit_spans as v select * from s
+        where not exists (select 1 from ingest.visit_spans w where w.site_id = s.site_id)
+       on conflict (site_id) do update set longest = greatest(v.longest, excluded.longest)
+       returning 1)
+     select (select count(*) from quarters), (select count(*) from days),
+            (select count(*) from counted), (select count(*) from raised),
+            (select count(*) from added)`,
+    [
+      JSON.stringify([...merged.values()]),
+      `[${[...notes.days].join(",")}]`,
+      JSON.stringify([...notes.spans]),
+    ],
   );
 }
 

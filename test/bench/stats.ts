@@ -6,7 +6,10 @@
  * several in flight; not HTTP per row), then times in the same run, p50 and
  * p95 over BENCH_STATS_RUNS runs each, the contract queries below as the
  * service answers them (derived tables where they answer) and from the
- * stored rows alone (the reference engine). Postgres when DATABASE_URL is
+ * stored rows alone (the reference engine). The queries the visit sums per
+ * local period answer are timed once before those are built (every period
+ * from the slices); the build, as ingest-service's background job does it,
+ * is timed too. Postgres when DATABASE_URL is
  * set, else PGlite in memory (small scales only). BENCH_STATS_QUERIES picks
  * queries by number, BENCH_STATS_RAW_RUNS=0 skips the rows-only runs, and
  * BENCH_STATS_DATABASE (a

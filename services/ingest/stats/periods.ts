@@ -313,15 +313,17 @@ export interface PeriodBuild {
   built: number;
   /** Periods found current. */
   current: number;
+  /** Periods no longer listed (another zone's, or without rows left) whose sums were deleted. */
+  removed: number;
 }
 
 /**
  * Builds the period sums of a site in `zone` that are missing or stale, for
- * periods that have ended. One transaction per few periods: their old sums
- * are deleted and new ones computed with the changes they were computed at,
- * in one statement (one snapshot). A transaction-scoped advisory lock per
- * site keeps two builders (two replicas) from building the same site at once;
- * a builder that does not get it builds nothing.
+ * periods that have ended, and deletes those of periods no longer listed.
+ * One transaction per few periods: their old sums are deleted and new ones
+ * computed with the changes they were computed at, in one statement (one
+ * snapshot). A builder that finds another building the site stops
+ * (underSiteLock).
  */
 export async function buildPeriodSums(
   db: Database,
@@ -353,28 +355,22 @@ export async function buildPeriodSums(
     }
     return builtWith.get(`${p.start}/${p.end}`) !== sum;
   });
+  // Sums of periods no longer listed: another zone's (the site's zone changed), or days whose
+  // rows retention removed.
+  const listed = new Set(periods.map((p) => `${p.start}/${p.end}`));
+  const gone = stored.filter((r) => !listed.has(`${r.ps}/${r.pe}`))
+    .map((r) => ({ start: Number(r.ps), end: Number(r.pe) }));
+  let removed = 0;
+  if (gone.length > 0 && await underSiteLock(db, siteId, (tx) => deletePeriods(tx, siteId, gone))) {
+    removed = gone.length;
+  }
   let built = 0;
   for (let i = 0; i < stale.length; i += PERIODS_PER_STATEMENT) {
     const chunk = stale.slice(i, i + PERIODS_PER_STATEMENT);
-    const done = await db.transaction(async (tx) => {
-      const [lock] = await tx.query<{ locked: boolean }>(
-        "select pg_try_advisory_xact_lock(hashtext('visit_periods'), hashtext($1)) as locked",
-        [siteId],
-      );
-      if (!lock.locked) return false;
-      const list = (ms: number[]) => `{${ms.map(iso).join(",")}}`;
-      const starts = list(chunk.map((p) => p.start));
-      const ends = list(chunk.map((p) => p.end));
-      const periodsOf = "unnest($2::text::timestamptz[], $3::text::timestamptz[]) p(ps, pe)";
-      for (const table of ["ingest.visit_period_sums", "ingest.visit_periods"]) {
-        await tx.query(
-          `delete from ${table} t using ${periodsOf}
-            where t.site_id = $1 and t.period_start = p.ps and t.period_end = p.pe`,
-          [siteId, starts, ends],
-        );
-      }
+    const done = await underSiteLock(db, siteId, async (tx) => {
+      await deletePeriods(tx, siteId, chunk);
       await tx.query(
-        `with periods as (select * from ${periodsOf}),
+        `with periods as (select * from ${PERIODS_OF}),
          ${periodSumsCtes("$1", "periods")},
          marked as (
            insert into ingest.visit_periods (site_id, period_start, period_end, changes)
@@ -383,14 +379,52 @@ export async function buildPeriodSums(
            select $1, ps, pe, channel_key, visitors, pageviews, events, leads, visits, bounces,
                   duration_ms, visit_pageviews
              from ps_sums`,
-        [siteId, starts, ends],
+        [siteId, ...periodArrays(chunk)],
       );
-      return true;
     });
     if (!done) break;
     built += chunk.length;
   }
-  return { built, current: periods.length - stale.length };
+  return { built, current: periods.length - stale.length, removed };
+}
+
+/** Periods as the parameters $2 and $3 of PERIODS_OF. */
+const periodArrays = (periods: Period[]) =>
+  [periods.map((p) => p.start), periods.map((p) => p.end)].map((ms) =>
+    `{${ms.map(iso).join(",")}}`
+  );
+const PERIODS_OF = "unnest($2::text::timestamptz[], $3::text::timestamptz[]) p(ps, pe)";
+
+/** Deletes the sums of the listed periods of a site. */
+async function deletePeriods(tx: Queryable, siteId: string, periods: Period[]): Promise<void> {
+  for (const table of ["ingest.visit_period_sums", "ingest.visit_periods"]) {
+    await tx.query(
+      `delete from ${table} t using ${PERIODS_OF}
+        where t.site_id = $1 and t.period_start = p.ps and t.period_end = p.pe`,
+      [siteId, ...periodArrays(periods)],
+    );
+  }
+}
+
+/**
+ * Runs `fn` in a transaction holding the site's builder lock (transaction
+ * scoped, advisory), so two builders (two replicas) never build one site at
+ * once; answers false, without running it, when another holds it.
+ */
+function underSiteLock(
+  db: Database,
+  siteId: string,
+  fn: (tx: Queryable) => Promise<void>,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [lock] = await tx.query<{ locked: boolean }>(
+      "select pg_try_advisory_xact_lock(hashtext('visit_periods'), hashtext($1)) as locked",
+      [siteId],
+    );
+    if (!lock.locked) return false;
+    await fn(tx);
+    return true;
+  });
 }
 
 /** Builds the period sums of every site in its own zone (UTC without one), stale ones first. */
@@ -402,11 +436,12 @@ export async function buildAllPeriodSums(db: Database, nowMs: number): Promise<P
        left join ingest.sites s using (site_id)
       order by 1`,
   );
-  const total: PeriodBuild = { built: 0, current: 0 };
+  const total: PeriodBuild = { built: 0, current: 0, removed: 0 };
   for (const site of sites) {
     const done = await buildPeriodSums(db, site.site_id, site.time_zone || "UTC", nowMs);
     total.built += done.built;
     total.current += done.current;
+    total.removed += done.removed;
   }
   return total;
 }

@@ -68,10 +68,17 @@ async function answersOf(db: Database, body: Record<string, Json>, zone: string)
   };
 }
 
-/** Every query in every zone and range from the period sums equals the reference; answers the groups compared. */
-async function compareAll(db: Database, zones = ZONES): Promise<number> {
+/**
+ * Every query in every zone and range from the period sums equals the
+ * reference; with `build`, each zone's sums are built first (a site keeps
+ * one zone's: building another's removes them). Answers the groups compared
+ * and the periods built.
+ */
+async function compareAll(db: Database, zones = ZONES, build = false) {
   let rows = 0;
+  let built = 0;
   for (const zone of zones) {
+    if (build) built += (await buildPeriodSums(db, SITE, zone, NOW)).built;
     for (const date_range of RANGES[zone]) {
       for (const body of QUERIES) {
         const { path, derived, reference } = await answersOf(db, { ...body, date_range }, zone);
@@ -82,13 +89,7 @@ async function compareAll(db: Database, zones = ZONES): Promise<number> {
       }
     }
   }
-  return rows;
-}
-
-async function buildAll(db: Database) {
-  let built = 0;
-  for (const zone of ZONES) built += (await buildPeriodSums(db, SITE, zone, NOW)).built;
-  return built;
+  return { rows, built };
 }
 
 /** A visit of `items` carried on a day and a half later: one long visit across days. */
@@ -141,15 +142,20 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
       [SITE],
     );
     expect(stored.n).toBe(0);
-    expect(await compareAll(db)).toBeGreaterThan(500);
+    expect((await compareAll(db)).rows).toBeGreaterThan(500);
   }, 120_000);
 
   it("answer as the stored rows do from built sums, which the queries do read", async () => {
-    const built = await buildAll(db);
+    const { built } = await compareAll(db, ZONES, true);
     // Days, weeks and months in four zones over about six weeks of data.
     expect(built).toBeGreaterThan(4 * 45);
-    expect(await buildAll(db)).toBe(0);
-    await compareAll(db);
+    const again = await buildPeriodSums(db, SITE, ZONES[3], NOW);
+    expect(again).toMatchObject({ built: 0, removed: 0 });
+    expect(again.current).toBeGreaterThan(45);
+    // The zone changes: the old zone's sums go, the new zone's are built.
+    const moved = await buildPeriodSums(db, SITE, "UTC", NOW);
+    expect(moved.removed).toBe(again.current);
+    expect(moved.built).toBeGreaterThan(45);
     // A stored sum changed by hand shows in the answer: the query read it, not the slices.
     const day = { ...QUERIES[0], date_range: RANGES.UTC[0] };
     const before = await answersOf(db, day, "UTC");
@@ -187,10 +193,10 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
       );
       for (const item of rows) await db.transaction((tx) => writeGroup(tx, [item]));
     }
-    await compareAll(db);
-    const rebuilt = await buildAll(db);
-    expect(rebuilt).toBeGreaterThan(0);
-    await compareAll(db);
+    // The UTC sums built above are stale now where the late rows fell.
+    await compareAll(db, ["UTC"]);
+    const { built } = await compareAll(db, ZONES, true);
+    expect(built).toBeGreaterThan(0);
   }, 180_000);
 
   it("stay exact through visitor deletion, retention and the rebuild", async () => {
@@ -199,16 +205,28 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
         group by visitor_id order by count(*) desc limit 1`,
       [SITE],
     );
+    const zone = "Australia/Sydney"; // the zone built last
     await deleteVisitor(db, SITE, visitor, true);
-    await compareAll(db, ["Asia/Kathmandu"]);
-    await buildAll(db);
+    await compareAll(db, [zone]);
+    await compareAll(db, ["Asia/Kathmandu"], true);
     await runRetention(db, new Partitions(db), 40, Date.parse("2026-11-20T10:07:00Z"));
-    await compareAll(db, ["America/New_York"]);
-    await buildAll(db);
+    await compareAll(db, ["Asia/Kathmandu"]);
+    await compareAll(db, ["America/New_York"], true);
     const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
     expect(changes.every((c) => c.added + c.removed + c.changed === 0)).toBe(true);
-    // The rebuild counts a change on every day of the site: all its sums are built again.
-    expect(await buildAll(db)).toBeGreaterThan(4 * 10);
+    await compareAll(db, ["America/New_York"]);
+    // The rebuild counts a change on every day of the site's slices: every period with any is
+    // built again (those left current hold none: retention emptied them).
+    const after = await buildPeriodSums(db, SITE, "America/New_York", NOW);
+    expect(after.built).toBeGreaterThan(10);
+    const [withSums] = await db.query<{ n: number }>(
+      `select count(*)::int as n from ingest.visit_periods p
+        where site_id = $1 and exists (select 1 from ingest.visit_period_sums s
+                where s.site_id = p.site_id and s.period_start = p.period_start
+                  and s.period_end = p.period_end)`,
+      [SITE],
+    );
+    expect(withSums.n).toBeLessThanOrEqual(after.built);
     await compareAll(db);
   }, 180_000);
 });

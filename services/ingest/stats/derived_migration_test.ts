@@ -67,6 +67,15 @@ describe.each(STORAGES)("migration 6 on %s", (storage) => {
       [SITE],
     );
     expect(filled.n).toBeGreaterThan(100);
+    // Migration 9 takes each site's longest visit from its visits.
+    const [span] = await db.query<{ stored: string; longest: string }>(
+      `select (select longest::text from ingest.visit_spans where site_id = $1) as stored,
+              (select max(last_seen - first_seen)::text from ingest.visits where site_id = $1)
+                as longest`,
+      [SITE],
+    );
+    expect(span.longest).not.toBe("00:00:00");
+    expect(span.stored).toBe(span.longest);
     const changes = await db.transaction((tx) => rebuildSite(tx, SITE));
     expect(changes.map((c) => [c.table, c.added, c.removed, c.changed])).toEqual([
       ["ingest.stat_counters", 0, 0, 0],

@@ -333,7 +333,8 @@ export function upkeepParts(targets: Targets): string[] {
  * What a writer's statement changed besides its rows, kept until the end of
  * its transaction: the visits it re-homed (rehomeSlices), the UTC days whose
  * slices or visits changed (as [site, day ms] JSON, for the period sums'
- * validity: periods.ts) and the longest visit it saw per site, in ms.
+ * validity: periods.ts) and the longest visit it saw per site, in
+ * microseconds (as exact as the stored times).
  */
 export class UpkeepNotes {
   readonly rehomed: [string, string][] = [];
@@ -358,8 +359,8 @@ const visitDays = (visits: string) =>
 const UPKEEP_NOTES = `json_build_object(
     'rehomed', (select json_agg(json_build_array(site_id, visit_key)) from rehomed),
     'days', (select json_agg(json_build_array(site_id, day)) from (${visitDays("up_visits")}) d),
-    'spans', (select json_agg(json_build_array(site_id, ms)) from (
-       select site_id, max(extract(epoch from last_seen - first_seen) * 1000)::float8 as ms
+    'spans', (select json_agg(json_build_array(site_id, us)) from (
+       select site_id, (extract(epoch from max(last_seen - first_seen)) * 1000000)::bigint as us
          from up_visits group by site_id) s)
   )::text as upkeep`;
 
@@ -374,8 +375,8 @@ export function takeNotes<T extends { upkeep?: string | null }>(rows: T[], into:
     };
     into.rehomed.push(...notes.rehomed ?? []);
     for (const day of notes.days ?? []) into.days.add(JSON.stringify(day));
-    for (const [site, ms] of notes.spans ?? []) {
-      into.spans.set(site, Math.max(ms, into.spans.get(site) ?? 0));
+    for (const [site, us] of notes.spans ?? []) {
+      into.spans.set(site, Math.max(us, into.spans.get(site) ?? 0));
     }
   }
   for (const r of rows) delete r.upkeep;
@@ -501,7 +502,7 @@ export async function addCounters(
         `select r->>0 as site_id, (r->>1)::bigint as day from json_array_elements($2::json) r`,
       )
     } returning 1),
-     s as (select r->>0 as site_id, make_interval(secs => (r->>1)::float8 / 1000) as longest
+     s as (select r->>0 as site_id, (r->>1)::bigint * interval '1 microsecond' as longest
              from json_array_elements($3::json) r),
      raised as (update ingest.visit_spans v set longest = s.longest from s
                  where v.site_id = s.site_id and v.longest < s.longest returning 1),

@@ -142,6 +142,16 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
       [SITE],
     );
     expect(stored.n).toBe(0);
+    // The writer kept the site's longest visit exactly: a day and a half and a bit.
+    const [span] = await db.query<{ stored: string; longest: string }>(
+      `select (select extract(epoch from longest)::text from ingest.visit_spans
+                where site_id = $1) as stored,
+              (select extract(epoch from max(last_seen - first_seen))::text from ingest.visits
+                where site_id = $1) as longest`,
+      [SITE],
+    );
+    expect(Number(span.longest)).toBeGreaterThan(1.5 * 86_400);
+    expect(span.stored).toBe(span.longest);
     expect((await compareAll(db)).rows).toBeGreaterThan(500);
   }, 120_000);
 

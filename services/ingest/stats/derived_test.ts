@@ -9,35 +9,36 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "../../../test/helpers/env.ts";
-import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage.ts";
-import { migrate } from "../../lib/db/migrate.ts";
+import type { FreshDatabase } from "../../../test/helpers/storage.ts";
 import type { Database } from "../../lib/db/mod.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "../migrations.ts";
 import { Partitions } from "../partitions.ts";
-import { writeGroup } from "../writer.ts";
 import { deleteVisitor } from "../erase.ts";
 import { runRetention } from "../retention.ts";
-import { generateVisits, inGroups } from "./generated.ts";
-import { derivedEngine, derivedPartials, derivedPath } from "./derived_engine.ts";
+import { derivedEngine, derivedPartials } from "./derived_engine.ts";
 import { referenceEngine, referencePartials } from "./reference.ts";
 import { rebuildSite } from "./derived.ts";
 import { finish } from "./finish.ts";
 import { parseQuery } from "./query.ts";
 import { planQuery, resolveDays } from "./service.ts";
 import type { Json } from "../../lib/stats/wire.ts";
+import {
+  answersOf as answersFor,
+  busiestVisitor,
+  databaseWithTraffic,
+  TEST_ZONES,
+  TRAFFIC_FROM,
+  TRAFFIC_QUERY,
+  TRAFFIC_TO,
+  writeLastRowFirst,
+} from "./test_traffic.ts";
 
 const SITE = "derived";
-const DAY_MS = 86_400_000;
-// Around the end of daylight-saving time in New York (2026-11-01) and the start in Sydney (2026-10-04).
-const FROM = Date.parse("2026-09-28T00:00:00Z");
-const TO = Date.parse("2026-11-05T00:00:00Z");
-const ZONES = ["UTC", "Asia/Kathmandu", "America/New_York", "Australia/Sydney"];
+const FROM = TRAFFIC_FROM;
+const TO = TRAFFIC_TO;
+const ZONES = TEST_ZONES;
 
 const QUERIES: Record<string, Json>[] = [
-  {
-    metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
-    dimensions: ["time:day", "visit:channel"],
-  },
+  TRAFFIC_QUERY,
   { metrics: ["pageviews", "visitors", "views_per_visit"], dimensions: ["time:hour"] },
   { metrics: ["pageviews", "events", "leads", "revenue"], dimensions: ["time:month"] },
   { metrics: ["pageviews", "events", "leads"], dimensions: ["time:week"] },
@@ -101,24 +102,8 @@ const RANGES: Record<string, Json[]> = {
   "Australia/Sydney": [MONTH, ["2026-10-04", "2026-10-04"]], // 23 hours
 };
 
-async function answersOf(
-  db: Database,
-  body: Record<string, Json>,
-  zone: string,
-  totals = true,
-) {
-  const query = parseQuery({ limit: 10_000, include: { totals }, ...body });
-  const days = await resolveDays(query.dateRange, Temporal.PlainDate.from("2026-11-04"), () => {
-    throw new Error("no preset here");
-  });
-  const plan = await planQuery(referenceEngine(db), SITE, query, zone, days);
-  const derived = await derivedPartials(db, plan);
-  return {
-    path: derivedPath(plan),
-    derived: derived && finish(query, derived),
-    reference: finish(query, await referencePartials(db, plan)),
-  };
-}
+const answersOf = (db: Database, body: Record<string, Json>, zone: string, totals = true) =>
+  answersFor(db, SITE, body, zone, totals);
 
 /** Every query in every zone and range: derived == reference; answers how many used each path. */
 async function compareAll(db: Database, zones = ZONES): Promise<Record<string, number>> {
@@ -151,13 +136,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
   let db: Database;
 
   beforeAll(async () => {
-    fresh = await freshDatabase(storage);
-    db = fresh.db;
-    await migrate(db, INGEST_SCHEMA, ingestMigrations);
-    const months = [];
-    for (let at = FROM; at < TO + 31 * DAY_MS; at += 28 * DAY_MS) months.push(at);
-    await new Partitions(db).ensure(months);
-    const visits = generateVisits({
+    fresh = await databaseWithTraffic(storage, {
       siteId: SITE,
       fromMs: FROM,
       toMs: TO,
@@ -165,9 +144,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
       eventsPerView: 0.3,
       seed: 7,
     });
-    for (const group of inGroups(visits, 60)) {
-      await db.transaction((tx) => writeGroup(tx, group));
-    }
+    db = fresh.db;
   }, 120_000);
   afterAll(async () => {
     await fresh?.drop();
@@ -269,7 +246,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
   it("re-home a visit's older slices when an earlier row of it arrives later", async () => {
     // Each visit written last row first, one row per transaction: every earlier page view
     // changes the visit's entry page (and source) after slices of later buckets exist.
-    const late = generateVisits({
+    await writeLastRowFirst(db, {
       siteId: SITE,
       fromMs: Date.parse("2026-10-03T00:00:00Z"),
       toMs: Date.parse("2026-10-27T00:00:00Z"),
@@ -278,12 +255,6 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
       seed: 11,
       idPrefix: "late",
     });
-    for (const items of late) {
-      const rows = [...items].sort((a, b) =>
-        Date.parse(b.row.received_at) - Date.parse(a.row.received_at)
-      );
-      for (const item of rows) await db.transaction((tx) => writeGroup(tx, [item]));
-    }
     const [moved] = await db.query<{ visits: number; stale: number }>(
       `select count(distinct s.visit_key) filter (where s.bucket > date_bin('15 minutes',
                 v.first_at, timestamptz 'epoch') and s.entry_page is not null)::int as visits,
@@ -300,11 +271,7 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
   }, 120_000);
 
   it("lose exactly a deleted visitor's rows, in the same transaction", async () => {
-    const [{ visitor_id: visitor }] = await db.query<{ visitor_id: string }>(
-      `select visitor_id from ingest.page_views where site_id = $1 and visitor_id is not null
-        group by visitor_id order by count(*) desc limit 1`,
-      [SITE],
-    );
+    const visitor = await busiestVisitor(db, SITE);
     const total = async () => {
       const q = parseQuery({
         metrics: ["pageviews", "events", "visitors"],

@@ -8,37 +8,35 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "../../../test/helpers/env.ts";
-import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage.ts";
-import { migrate } from "../../lib/db/migrate.ts";
+import type { FreshDatabase } from "../../../test/helpers/storage.ts";
 import type { Database } from "../../lib/db/mod.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "../migrations.ts";
 import { Partitions } from "../partitions.ts";
 import type { WriteItem } from "../rows.ts";
-import { writeGroup } from "../writer.ts";
 import { deleteVisitor } from "../erase.ts";
 import { runRetention } from "../retention.ts";
-import { generateVisits, inGroups } from "./generated.ts";
-import { derivedPartials, derivedPath } from "./derived_engine.ts";
-import { referenceEngine, referencePartials } from "./reference.ts";
 import { rebuildSite } from "./derived.ts";
-import { finish } from "./finish.ts";
-import { parseQuery } from "./query.ts";
-import { planQuery, resolveDays } from "./service.ts";
 import { buildPeriodSums, periodsToBuild } from "./periods.ts";
 import type { Json } from "../../lib/stats/wire.ts";
+import {
+  answersOf as answersFor,
+  busiestVisitor,
+  databaseWithTraffic,
+  TEST_ZONES,
+  TRAFFIC_FROM,
+  TRAFFIC_QUERY,
+  TRAFFIC_TO,
+  writeLastRowFirst,
+} from "./test_traffic.ts";
 
 const SITE = "periods";
 const DAY_MS = 86_400_000;
-const FROM = Date.parse("2026-09-28T00:00:00Z");
-const TO = Date.parse("2026-11-05T00:00:00Z");
+const FROM = TRAFFIC_FROM;
+const TO = TRAFFIC_TO;
 const NOW = Date.parse("2026-11-20T00:00:00Z");
-const ZONES = ["UTC", "Asia/Kathmandu", "America/New_York", "Australia/Sydney"];
+const ZONES = TEST_ZONES;
 
 const QUERIES: Record<string, Json>[] = [
-  {
-    metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
-    dimensions: ["time:day", "visit:channel"],
-  },
+  TRAFFIC_QUERY,
   { metrics: ["visitors", "visits", "pageviews"], dimensions: ["time:month"] },
   {
     metrics: ["views_per_visit", "visitors", "events", "leads"],
@@ -54,19 +52,8 @@ const RANGES: Record<string, Json[]> = {
   "Australia/Sydney": [["2026-09-28", "2026-10-31"], ["2026-10-04", "2026-10-04"]],
 };
 
-async function answersOf(db: Database, body: Record<string, Json>, zone: string) {
-  const query = parseQuery({ limit: 10_000, ...body });
-  const days = await resolveDays(query.dateRange, Temporal.PlainDate.from("2026-11-04"), () => {
-    throw new Error("no preset here");
-  });
-  const plan = await planQuery(referenceEngine(db), SITE, query, zone, days);
-  const derived = await derivedPartials(db, plan);
-  return {
-    path: derivedPath(plan),
-    derived: derived && finish(query, derived),
-    reference: finish(query, await referencePartials(db, plan)),
-  };
-}
+const answersOf = (db: Database, body: Record<string, Json>, zone: string) =>
+  answersFor(db, SITE, body, zone);
 
 /**
  * Every query in every zone and range from the period sums equals the
@@ -110,27 +97,13 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
   let db: Database;
 
   beforeAll(async () => {
-    fresh = await freshDatabase(storage);
+    // A few visits last a day and a half: they cross every kind of period boundary.
+    fresh = await databaseWithTraffic(
+      storage,
+      { siteId: SITE, fromMs: FROM, toMs: TO, pageViews: 1500, eventsPerView: 0.3, seed: 5 },
+      (visit, i) => (i % 40 === 0 ? stretched(visit) : visit),
+    );
     db = fresh.db;
-    await migrate(db, INGEST_SCHEMA, ingestMigrations);
-    const months = [];
-    for (let at = FROM; at < TO + 31 * DAY_MS; at += 28 * DAY_MS) months.push(at);
-    await new Partitions(db).ensure(months);
-    const visits = [
-      ...generateVisits({
-        siteId: SITE,
-        fromMs: FROM,
-        toMs: TO,
-        pageViews: 1500,
-        eventsPerView: 0.3,
-        seed: 5,
-      }),
-    ];
-    // A few visits that last a day and a half: they cross every kind of period boundary.
-    for (let i = 0; i < visits.length; i += 40) visits[i] = stretched(visits[i]);
-    for (const group of inGroups(visits, 60)) {
-      await db.transaction((tx) => writeGroup(tx, group));
-    }
   }, 120_000);
   afterAll(async () => {
     await fresh?.drop();
@@ -188,7 +161,7 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
 
   it("are not used once rows arrive for their days, until built again", async () => {
     // Late visits, each written last row first: earlier rows re-home them.
-    const late = generateVisits({
+    await writeLastRowFirst(db, {
       siteId: SITE,
       fromMs: Date.parse("2026-10-05T00:00:00Z"),
       toMs: Date.parse("2026-10-25T00:00:00Z"),
@@ -197,12 +170,6 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
       seed: 12,
       idPrefix: "late",
     });
-    for (const items of late) {
-      const rows = [...items].sort((a, b) =>
-        Date.parse(b.row.received_at) - Date.parse(a.row.received_at)
-      );
-      for (const item of rows) await db.transaction((tx) => writeGroup(tx, [item]));
-    }
     // The UTC sums built above are stale now where the late rows fell.
     await compareAll(db, ["UTC"]);
     const { built } = await compareAll(db, ZONES, true);
@@ -210,11 +177,7 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
   }, 180_000);
 
   it("stay exact through visitor deletion, retention and the rebuild", async () => {
-    const [{ visitor_id: visitor }] = await db.query<{ visitor_id: string }>(
-      `select visitor_id from ingest.page_views where site_id = $1 and visitor_id is not null
-        group by visitor_id order by count(*) desc limit 1`,
-      [SITE],
-    );
+    const visitor = await busiestVisitor(db, SITE);
     const zone = "Australia/Sydney"; // the zone built last
     await deleteVisitor(db, SITE, visitor, true);
     await compareAll(db, [zone]);

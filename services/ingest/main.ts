@@ -96,8 +96,9 @@ export function ingestService(platform: Platform): ServiceDefinition {
       // The visit sums per local period (stats/periods.ts), one build at a time; queries are
       // exact without them, only slower.
       let building: Promise<void> | undefined;
+      const stopBuilding = new AbortController();
       const buildPeriods = () => {
-        building ??= buildAllPeriodSums(context.db, platform.clock.now())
+        building ??= buildAllPeriodSums(context.db, platform.clock.now(), stopBuilding.signal)
           .then(() => {}, (error) => log.warn("period sums", { error: String(error) }))
           .finally(() => (building = undefined));
       };
@@ -138,6 +139,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
         async close() {
           clearInterval(timer);
           clearInterval(periodTimer);
+          stopBuilding.abort(); // a build in progress stops after its current statement
           await building;
           types.close();
           await committer.drained();

@@ -15,7 +15,7 @@ import type { WriteItem } from "../rows.ts";
 import { deleteVisitor } from "../erase.ts";
 import { runRetention } from "../retention.ts";
 import { rebuildSite } from "./derived.ts";
-import { buildPeriodSums, periodsToBuild } from "./periods.ts";
+import { buildPeriodSums, inStatements, periodsToBuild } from "./periods.ts";
 import type { Json } from "../../lib/stats/wire.ts";
 import {
   answersOf as answersFor,
@@ -126,6 +126,10 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
     expect(Number(span.longest)).toBeGreaterThan(1.5 * 86_400);
     expect(span.stored).toBe(span.longest);
     expect((await compareAll(db)).rows).toBeGreaterThan(500);
+    // A builder told to stop builds nothing more.
+    const stopped = await buildPeriodSums(db, SITE, "UTC", NOW, AbortSignal.abort());
+    expect(stopped.built).toBe(0);
+    expect(stopped.current).toBe(0);
   }, 120_000);
 
   it("answer as the stored rows do from built sums, which the queries do read", async () => {
@@ -202,6 +206,27 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
     expect(withSums.n).toBeLessThanOrEqual(after.built);
     await compareAll(db);
   }, 180_000);
+});
+
+describe("inStatements", () => {
+  const days = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => ({
+      start: from + i * DAY_MS,
+      end: from + (i + 1) * DAY_MS,
+    }));
+  it("puts at most 8 periods and 31 days in one statement", () => {
+    expect(inStatements(days(20)).map((c) => c.length)).toEqual([8, 8, 4]);
+    const month = { start: 0, end: 31 * DAY_MS };
+    const week = { start: 0, end: 7 * DAY_MS };
+    expect(inStatements([month, month, week, ...days(2), ...days(30)]).map((c) => c.length))
+      .toEqual([1, 1, 8, 8, 8, 8, 1]);
+    // Four weeks and three days make 31 days; a fourth day starts another statement.
+    expect(inStatements([week, week, week, week, ...days(4)]).map((c) => c.length)).toEqual([
+      7,
+      1,
+    ]);
+    expect(inStatements([])).toEqual([]);
+  });
 });
 
 describe("periodsToBuild", () => {

@@ -1,12 +1,18 @@
 import postgres from "postgres";
-import type { Database, Param, Queryable, Row } from "./mod.ts";
+import type { Database, Param, Queryable, QueryOptions, Row } from "./mod.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
 function queryable(sql: Sql): Queryable {
   return {
-    async query<T extends Row>(text: string, params: readonly Param[] = []) {
-      const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+    async query<T extends Row>(
+      text: string,
+      params: readonly Param[] = [],
+      options: QueryOptions = {},
+    ) {
+      const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+        prepare: options.prepare ?? false,
+      });
       return rows as unknown as T[];
     },
     async exec(script: string) {

@@ -5,7 +5,7 @@
  * openDatabase wraps the store in this only when the runtime exports
  * telemetry, so with it off a query costs nothing more.
  */
-import type { Database, Param, Queryable, Row } from "./mod.ts";
+import type { Database, Param, Queryable, QueryOptions, Row } from "./mod.ts";
 import { type Attributes, inSpan, meter, SpanKind } from "../telemetry.ts";
 
 export interface StatementSummary {
@@ -56,8 +56,8 @@ function statementSpan<T>(system: string, text: string, fn: () => Promise<T>): P
 
 function tracedQueryable(inner: Queryable): Queryable {
   return {
-    query<T extends Row>(text: string, params?: readonly Param[]) {
-      return statementSpan("postgresql", text, () => inner.query<T>(text, params));
+    query<T extends Row>(text: string, params?: readonly Param[], options?: QueryOptions) {
+      return statementSpan("postgresql", text, () => inner.query<T>(text, params, options));
     },
     exec(script: string) {
       return statementSpan("postgresql", script, () => inner.exec(script));
@@ -104,7 +104,7 @@ export function traced(inner: Database, poolSize: number): Database {
   const top = tracedQueryable(inner);
   return {
     kind: inner.kind,
-    query: (text, params) => holding(() => top.query(text, params)),
+    query: (text, params, options) => holding(() => top.query(text, params, options)),
     exec: (script) => holding(() => top.exec(script)),
     transaction: (fn) => holding(() => inner.transaction((tx) => fn(tracedQueryable(tx)))),
     async close() {

@@ -26,6 +26,8 @@
 import type { Param, Queryable } from "../../lib/db/mod.ts";
 import { KIND } from "./plan.ts";
 
+/** The length of the slices' and counters' buckets. */
+export const QUARTER_HOUR_MS = 15 * 60_000;
 /** The 15-minute UTC bucket of an instant column. */
 export const bucket15 = (at: string) => `date_bin('15 minutes', ${at}, timestamptz 'epoch')`;
 /** The UTC day of an instant column. */

@@ -46,8 +46,8 @@ import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
 import { periodPartials, queryPeriods } from "./periods.ts";
+import { QUARTER_HOUR_MS } from "./derived.ts";
 
-const QUARTER_HOUR_MS = 15 * 60_000;
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
 const VISIT_METRICS: MetricName[] = [
   "visits",

@@ -24,20 +24,15 @@
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { type PartRow, readParts } from "./aggregate.ts";
-import { bucketsOf, type Grain, localDay, startOfDay } from "./calendar.ts";
-import { bucket15 } from "./derived.ts";
+import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
+import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
 import { bucketOf, bucketParams, iso, levels, Params, type Partials, type Plan } from "./plan.ts";
-import type { MetricName, TimeDimension } from "./query.ts";
+import { grainOf, type MetricName, type TimeDimension } from "./query.ts";
 
-const QUARTER_HOUR_MS = 15 * 60_000;
 const DAY_MS = 86_400_000;
 
-/** The grains kept, and the time dimension of each. */
-export const PERIOD_GRAINS: Record<string, Grain> = {
-  "time:day": "day",
-  "time:week": "week",
-  "time:month": "month",
-};
+/** The time dimensions whose periods are kept. */
+const PERIOD_TIMES: TimeDimension[] = ["time:day", "time:week", "time:month"];
 
 /** The metrics the period sums hold. */
 const PERIOD_METRICS: MetricName[] = [
@@ -77,12 +72,12 @@ export function queryPeriods(plan: Plan): QueryPeriods | undefined {
     return undefined;
   }
   if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
-  const times = query.dimensions.filter((d) => d in PERIOD_GRAINS) as TimeDimension[];
-  const others = query.dimensions.filter((d) => !(d in PERIOD_GRAINS));
+  const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
+  const others = query.dimensions.filter((d) => !PERIOD_TIMES.includes(d as TimeDimension));
   if (times.length !== 1 || others.some((d) => d !== "visit:channel")) return undefined;
   const time = times[0];
   const labels = plan.buckets.get(time)!.labels;
-  const buckets = bucketsOf(PERIOD_GRAINS[time], plan.zone, plan.startMs, plan.endMs);
+  const buckets = bucketsOf(grainOf(time), plan.zone, plan.startMs, plan.endMs);
   const periods = buckets.starts.map((start, i) => ({
     start,
     end: buckets.starts[i + 1] ?? plan.endMs,
@@ -129,6 +124,19 @@ const visitTotals = (site: string, range?: [string, string]) => {
            where s.site_id = ${site} and s.bucket >= ${bucket15("c.first_seen")}
              and s.bucket <= c.last_seen and s.visit_key = c.visit_key and not s.bot`;
 };
+
+/** The columns of a period's sums, after its key (ingest.visit_period_sums, ps_sums). */
+const SUM_COLUMNS = [
+  "channel_key",
+  "visitors",
+  "pageviews",
+  "events",
+  "leads",
+  "visits",
+  "bounces",
+  "duration_ms",
+  "visit_pageviews",
+];
 
 /** A channel as channel_key: '' for none, '=' and the channel otherwise ('*' is all channels). */
 const channelKey = (channel: string) => `coalesce('=' || ${channel}, '')`;
@@ -236,6 +244,7 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   );
   const dimCols = [0, 1, 2].map((i) => `${dims[i] ?? "null::text"} as d${i}`).join(", ");
   const channels = byChannel ? "channel_key <> '*'" : "channel_key = '*'";
+  const sumColumns = SUM_COLUMNS.map((c) => `s.${c}`).join(", ");
   // One visit's correction: taken off where the sums count it whole, counted where the
   // query counts it (its part inside the range). In one channel and in all.
   const correction = (sign: string, first: string, last: string, pv: string, ev: string) =>
@@ -251,14 +260,11 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
     missing as (select ps, pe from p where (ps, pe) not in (select ps, pe from valid)),
     ${periodSumsCtes(site, "missing", { channels: byChannel, all: !byChannel })},
     sums as (
-      select p.g, s.channel_key, s.visitors, s.pageviews, s.events, s.leads, s.visits,
-             s.bounces, s.duration_ms, s.visit_pageviews
+      select p.g, ${sumColumns}
         from ingest.visit_period_sums s join p on s.period_start = p.ps and s.period_end = p.pe
        where s.site_id = ${site} and (p.ps, p.pe) in (select ps, pe from valid)
       union all
-      select p.g, s.channel_key, s.visitors, s.pageviews, s.events, s.leads, s.visits,
-             s.bounces, s.duration_ms, s.visit_pageviews
-        from ps_sums s join p on s.ps = p.ps and s.pe = p.pe),
+      select p.g, ${sumColumns} from ps_sums s join p on s.ps = p.ps and s.pe = p.pe),
     ends as (
       select distinct v.visit_key, v.first_seen, v.last_seen
         from ${spanOf(site)} sp cross join lateral (
@@ -310,8 +316,8 @@ export function periodsToBuild(days: number[], zone: string, nowMs: number): Per
   const to = startOfDay(localDay(last, zone).add({ days: 40 }), zone);
   const covered = new Set(days);
   const out = new Map<string, Period>();
-  for (const grain of Object.values(PERIOD_GRAINS)) {
-    const { starts } = bucketsOf(grain, zone, from, to);
+  for (const time of PERIOD_TIMES) {
+    const { starts } = bucketsOf(grainOf(time), zone, from, to);
     for (let i = 1; i + 1 < starts.length; i++) {
       const period = { start: starts[i], end: starts[i + 1] };
       if (period.end > nowMs) continue;
@@ -371,30 +377,24 @@ export async function buildPeriodSums(
   nowMs: number,
   signal?: AbortSignal,
 ): Promise<PeriodBuild> {
-  const dayRows = await db.query<{ day: string; changes: string }>(
-    `select (extract(epoch from day) * 1000)::bigint::text as day, sum(changes)::text as changes
-       from (select day, changes from ingest.stat_day_changes where site_id = $1
-             union all
-             select distinct day, 0 from ingest.stat_counter_days where site_id = $1) d
-      group by day`,
+  const ms = (at: string) => `(extract(epoch from ${at}) * 1000)::bigint::text`;
+  // The UTC days with rows or changes.
+  const days = await db.query<{ day: string }>(
+    `select ${ms("day")} as day
+       from (select day from ingest.stat_day_changes where site_id = $1
+             union select day from ingest.stat_counter_days where site_id = $1) d`,
     [siteId],
   );
-  const changes = new Map(dayRows.map((r) => [Number(r.day), BigInt(r.changes)]));
-  const periods = periodsToBuild([...changes.keys()], zone, nowMs);
-  const stored = await db.query<{ ps: string; pe: string; changes: string }>(
-    `select (extract(epoch from period_start) * 1000)::bigint::text as ps,
-            (extract(epoch from period_end) * 1000)::bigint::text as pe, changes::text as changes
-       from ingest.visit_periods where site_id = $1`,
+  const periods = periodsToBuild(days.map((d) => Number(d.day)), zone, nowMs);
+  // Whether each stored period is current is decided as the queries decide it (changesOf).
+  const stored = await db.query<{ ps: string; pe: string; current: boolean }>(
+    `select ${ms("ps")} as ps, ${ms("pe")} as pe, changes = ${changesOf("$1")} as current
+       from (select period_start as ps, period_end as pe, changes from ingest.visit_periods
+              where site_id = $1) p`,
     [siteId],
   );
-  const builtWith = new Map(stored.map((r) => [`${r.ps}/${r.pe}`, BigInt(r.changes)]));
-  const stale = periods.filter((p) => {
-    let sum = 0n;
-    for (let d = Math.floor(p.start / DAY_MS) * DAY_MS; d < p.end; d += DAY_MS) {
-      sum += changes.get(d) ?? 0n;
-    }
-    return builtWith.get(`${p.start}/${p.end}`) !== sum;
-  });
+  const current = new Set(stored.filter((r) => r.current).map((r) => `${r.ps}/${r.pe}`));
+  const stale = periods.filter((p) => !current.has(`${p.start}/${p.end}`));
   // Sums of periods no longer listed: another zone's (the site's zone changed), or days whose
   // rows retention removed.
   const listed = new Set(periods.map((p) => `${p.start}/${p.end}`));
@@ -416,9 +416,7 @@ export async function buildPeriodSums(
            insert into ingest.visit_periods (site_id, period_start, period_end, changes)
              select $1, p.ps, p.pe, ${changesOf("$1")} from periods p returning 1)
          insert into ingest.visit_period_sums
-           select $1, ps, pe, channel_key, visitors, pageviews, events, leads, visits, bounces,
-                  duration_ms, visit_pageviews
-             from ps_sums`,
+           select $1, ps, pe, ${SUM_COLUMNS.join(", ")} from ps_sums`,
         [siteId, ...periodArrays(chunk)],
       );
     });

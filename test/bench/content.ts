@@ -15,6 +15,7 @@ import { freshPostgresUrl } from "../helpers/storage.ts";
 import { type OwnRedis, redisServerInstalled, startOwnRedis } from "../helpers/redis_server.ts";
 import { freePort } from "../helpers/ports.ts";
 import { cpuMicros, memoryMb, percentile } from "./measure.ts";
+import { ensureWrk, wrk } from "./wrk.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CONNECTIONS = 64;
@@ -31,36 +32,6 @@ interface Server {
   /** The process that serves (not a `deno task` wrapper around it). */
   pid: number;
   stop(): Promise<void>;
-}
-
-interface LoadResult {
-  rps: number;
-  requests: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-}
-
-/** wrk from Debian's packages: installed here when missing and we are root. */
-async function ensureWrk(): Promise<void> {
-  const has = async () => {
-    try {
-      return (await new Deno.Command("wrk", { args: ["--version"], stderr: "null", stdout: "null" })
-        .output()).code !== 127;
-    } catch {
-      return false;
-    }
-  };
-  if (await has()) return;
-  if (Deno.uid() === 0) {
-    console.error("wrk is missing; installing it from Debian's packages (apt-get install wrk)");
-    const run = (args: string[]) =>
-      new Deno.Command("apt-get", { args, env: { DEBIAN_FRONTEND: "noninteractive" } }).output();
-    await run(["update", "-qq"]);
-    await run(["install", "-y", "-qq", "wrk"]);
-    if (await has()) return;
-  }
-  throw new Error("the content benchmark needs wrk: install it with `apt-get install wrk`");
 }
 
 function descendants(pid: number): number[] {
@@ -189,49 +160,21 @@ function startBare(bodyFile: string): Promise<Server> {
   );
 }
 
-const MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
-const duration = (text: string) => {
-  const [, n, unit] = /([\d.]+)(us|ms|s)/.exec(text)!;
-  return Number(n) * MS[unit];
-};
-
-async function wrk(url: string, seconds: number): Promise<LoadResult> {
-  const { stdout, code } = await new Deno.Command("wrk", {
-    args: [
-      "-t1",
-      `-c${CONNECTIONS}`,
-      `-d${seconds}s`,
-      "--latency",
-      "-H",
-      `x-crm-key: ${BENCH_KEY}`,
-      url,
-    ],
-    stderr: "inherit",
-  }).output();
-  const out = new TextDecoder().decode(stdout);
-  if (code !== 0) throw new Error(`wrk failed:\n${out}`);
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1];
-  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1];
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/
-    .exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0;
-  if (!rps || !p50 || !p99) throw new Error(`cannot read wrk's output:\n${out}`);
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
-  return {
-    rps,
-    requests,
-    p50Ms: duration(p50),
-    p99Ms: duration(p99),
-    errors: non2xx + socketErrors,
-  };
-}
-
 async function measure(target: string, server: Server): Promise<BenchRow & { rps: number }> {
   const url = server.url + HOT_PATH;
-  await wrk(url, WARMUP_S);
+  await wrk({
+    url,
+    seconds: WARMUP_S,
+    connections: CONNECTIONS,
+    headers: [`x-crm-key: ${BENCH_KEY}`],
+  });
   const cpuBefore = cpuMicros([server.pid]);
-  const result = await wrk(url, DURATION_S);
+  const result = await wrk({
+    url,
+    seconds: DURATION_S,
+    connections: CONNECTIONS,
+    headers: [`x-crm-key: ${BENCH_KEY}`],
+  });
   const cpuUs = (cpuMicros([server.pid]) - cpuBefore) / Math.max(1, result.requests);
   return {
     target,

@@ -2,8 +2,10 @@
  * `deno task bench ingest`: end-to-end durable ingest throughput. The whole
  * system runs as its own process (`deno task start` on a fresh Postgres
  * database, marketing limits raised); this process drives POST
- * /marketing/event with many concurrent keep-alive connections, every event
- * with its own id, and counts only 200 answers (each sent after its commit).
+ * /marketing/event through wrk (or its own JavaScript client,
+ * BENCH_INGEST_CLIENT=deno) over many concurrent keep-alive connections,
+ * every event with its own id, and counts only 200 answers (each sent after
+ * its commit).
  * In the same run the same rows are bulk-inserted straight into the same
  * Postgres (multi-row INSERT ... SELECT FROM json_to_recordset, 1000 rows a
  * statement, ids into ingest.event_ids as the service does), for comparison.
@@ -19,6 +21,7 @@ import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
 import { cpuMicros, percentile } from "./measure.ts";
+import { ensureWrk, wrk } from "./wrk.ts";
 import { loadConfig } from "../../services/lib/config.ts";
 import { adminClients, SITE_SERVICES } from "../../services/cli/admin_clients.ts";
 import { importManifest } from "../../services/cli/site_manifest.ts";
@@ -29,6 +32,17 @@ const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const EVENTS = Number(Deno.env.get("BENCH_INGEST_EVENTS") ?? 60_000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_INGEST_CONCURRENCY") ?? 256);
 const WARMUP = 3_000;
+/**
+ * The load generator: "wrk" (default; a C process, with a Lua script that
+ * gives every request its own event) or "deno" (this process, a JavaScript
+ * HTTP/1.1 client, about three times wrk's CPU per event).
+ */
+const CLIENT = Deno.env.get("BENCH_INGEST_CLIENT") ?? "wrk";
+if (CLIENT !== "wrk" && CLIENT !== "deno") {
+  throw new Error(`BENCH_INGEST_CLIENT must be wrk or deno, not ${CLIENT}`);
+}
+/** How long wrk drives each row (its warm-up is 3 s more). */
+const SECONDS = Number(Deno.env.get("BENCH_INGEST_SECONDS") ?? 15);
 /** Which rows to measure (all by default): durable, upkeep-off, bulk, cluster. */
 const ROWS = new Set(
   (Deno.env.get("BENCH_INGEST_ROWS") ?? "durable,upkeep-off,bulk,cluster").split(","),
@@ -120,17 +134,67 @@ function eventBody(run: string, i: number) {
   };
 }
 
+/**
+ * eventBody in wrk's Lua: every request its own event id (`RUN-N`), the same
+ * fields and values. wrk runs one thread here, so one counter numbers them.
+ */
+const EVENT_SCRIPT = `
+local run, n = "", 0
+function init(args) run = args[1] end
+function request()
+  n = n + 1
+  local body = string.format(
+    '{"name":"purchase","event_id":"%s-%d","visitor_id":"v-%d",' ..
+    '"params":{"product":"beans","quantity":%d},"value":1299,' ..
+    '"url":"https://demo.example/checkout/thanks"}',
+    run, n, n % 5000, (n % 7) + 1)
+  return wrk.format("POST", "/marketing/event", nil, body)
+end
+`;
+
 interface LoadResult {
   ok: number;
   failed: number;
   /** Each failure's status (0: no answer) and the first answer's body, to say what failed. */
   failures: Map<string, number>;
   seconds: number;
-  latencies: number[];
+  p50Ms: number;
+  p99Ms: number;
+  /** The load generator's own CPU time, in µs. */
+  cpuMicros: number;
 }
 
-async function load(url: string, run: string, count: number, concurrency: number) {
+/** Drives `url` with `count` events (the deno client) or for SECONDS (wrk). */
+function load(url: string, run: string, count: number, seconds: number): Promise<LoadResult> {
+  return CLIENT === "wrk" ? wrkLoad(url, run, seconds) : denoLoad(url, run, count, CONCURRENCY);
+}
+
+async function wrkLoad(url: string, run: string, seconds: number): Promise<LoadResult> {
+  const result = await wrk({
+    url,
+    seconds,
+    connections: CONCURRENCY,
+    headers: ["content-type: application/json", `x-event-key: ${SECRET_KEY}`],
+    script: EVENT_SCRIPT,
+    scriptArgs: [run],
+  });
+  const failures = new Map<string, number>();
+  if (result.non2xx) failures.set("status not 2xx (wrk does not keep which)", result.non2xx);
+  if (result.socketErrors) failures.set("0 socket errors", result.socketErrors);
+  return {
+    ok: result.requests - result.non2xx,
+    failed: result.errors,
+    failures,
+    seconds: result.seconds,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    cpuMicros: result.cpuMicros,
+  };
+}
+
+async function denoLoad(url: string, run: string, count: number, concurrency: number) {
   const latencies: number[] = [];
+  const cpuBefore = cpuMicros([Deno.pid]);
   let next = 0;
   let ok = 0;
   let failed = 0;
@@ -166,13 +230,16 @@ async function load(url: string, run: string, count: number, concurrency: number
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  const sorted = latencies.sort((a, b) => a - b);
   return {
     ok,
     failed,
     failures,
     seconds: (performance.now() - started) / 1000,
-    latencies,
-  } as LoadResult;
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    cpuMicros: cpuMicros([Deno.pid]) - cpuBefore,
+  };
 }
 
 async function bulkInsert(db: Database, run: string, count: number) {
@@ -228,8 +295,10 @@ async function stopAndTell(server: StartedProcess) {
 }
 
 /**
- * Warms up, then drives `url` with EVENTS events; one report row, stored rows
- * counted, and the CPU the system's processes (`pids`) spent per stored event:
+ * Warms up, then drives `url` (for SECONDS with wrk, EVENTS events with the
+ * deno client); one report row, stored rows
+ * counted (with wrk, events in flight when it stops may be stored unanswered,
+ * so at least as many as answered), and the CPU the system's processes (`pids`) spent per stored event:
  * steadier than events/s on a machine shared with other work.
  */
 async function httpRow(path: string, url: string, db: Database, pids: number[]) {
@@ -243,12 +312,11 @@ async function httpRow(path: string, url: string, db: Database, pids: number[]) 
     }
   }
   const run = uniqueId("b");
-  await load(url, `w${run}`, WARMUP, CONCURRENCY);
+  await load(url, `w${run}`, WARMUP, 3);
   const cpuBefore = cpuMicros(pids);
-  const result = await load(url, run, EVENTS, CONCURRENCY);
+  const result = await load(url, run, EVENTS, SECONDS);
   for (const [what, n] of result.failures) console.error(`${path}: ${n} failed, first: ${what}`);
   const cpuUs = (cpuMicros(pids) - cpuBefore) / Math.max(1, result.ok);
-  const sorted = result.latencies.sort((a, b) => a - b);
   const [{ stored }] = await db.query<{ stored: number }>(
     "select count(*)::int as stored from ingest.events where event_id like $1",
     [`${run}-%`],
@@ -259,9 +327,10 @@ async function httpRow(path: string, url: string, db: Database, pids: number[]) 
     failed: result.failed,
     seconds: round(result.seconds, 2),
     "events/s": Math.round(result.ok / result.seconds),
-    "p50 ms": round(percentile(sorted, 0.5)),
-    "p99 ms": round(percentile(sorted, 0.99)),
+    "p50 ms": round(result.p50Ms),
+    "p99 ms": round(result.p99Ms),
     "CPU µs/event": Math.round(cpuUs),
+    "load CPU µs/event": Math.round(result.cpuMicros / Math.max(1, result.ok)),
     "stored rows": stored,
   };
 }
@@ -270,7 +339,9 @@ export async function run(): Promise<BenchReport> {
   const report: BenchReport = {
     name: "ingest",
     description:
-      `POST /marketing/event end to end (gateway → auth → ingest → Postgres, 200 only after commit), ${EVENTS} events with ids from ${CONCURRENCY} concurrent connections in a separate process, against a bulk INSERT of the same rows into the same Postgres.`,
+      `POST /marketing/event end to end (gateway → auth → ingest → Postgres, 200 only after commit), ${
+        CLIENT === "wrk" ? `${SECONDS} s of wrk (-t1)` : `${EVENTS} events from a JavaScript client`
+      }, every event with its own id, ${CONCURRENCY} concurrent connections from a separate process, against a bulk INSERT of ${EVENTS} such rows into the same Postgres.`,
     rows: [],
     notes: [],
   };
@@ -278,6 +349,7 @@ export async function run(): Promise<BenchReport> {
     report.notes!.push("needs DATABASE_URL (a Postgres server); nothing measured");
     return report;
   }
+  if (CLIENT === "wrk") await ensureWrk();
   const fresh = await freshPostgresUrl();
   const seedFile = await Deno.makeTempFile({ suffix: ".json" });
   const manifest = JSON.parse(
@@ -336,6 +408,7 @@ export async function run(): Promise<BenchReport> {
         "p50 ms": null,
         "p99 ms": null,
         "CPU µs/event": null,
+        "load CPU µs/event": null,
         "stored rows": EVENTS,
       });
     }

@@ -25,6 +25,7 @@ import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsHandlers } from "./stats/service.ts";
 import { derivedEngine } from "./stats/derived_engine.ts";
 import { buildAllPeriodSums } from "./stats/periods.ts";
+import { buildAllVisitorDays } from "./stats/returns.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** How often the visit sums of periods that have ended, or changed since, are built. */
@@ -93,13 +94,16 @@ export function ingestService(platform: Platform): ServiceDefinition {
           log.debug("partitions", { error })
         );
       const timer = setInterval(ahead, PARTITION_CHECK_MS);
-      // The visit sums per local period (stats/periods.ts), one build at a time; queries are
-      // exact without them, only slower.
+      // The visit sums per local period (stats/periods.ts) and the visitor days
+      // (stats/returns.ts), one build at a time; queries are exact without them, only slower.
       let building: Promise<void> | undefined;
       const stopBuilding = new AbortController();
       const buildPeriods = () => {
-        building ??= buildAllPeriodSums(context.db, platform.clock.now(), stopBuilding.signal)
-          .then(() => {}, (error) => log.warn("period sums", { error: String(error) }))
+        const { signal } = stopBuilding;
+        building ??= buildAllPeriodSums(context.db, platform.clock.now(), signal)
+          .catch((error) => log.warn("period sums", { error: String(error) }))
+          .then(() => buildAllVisitorDays(context.db, platform.clock.now(), signal))
+          .then(() => {}, (error) => log.warn("visitor days", { error: String(error) }))
           .finally(() => (building = undefined));
       };
       const periodTimer = platform.config.statsUpkeep

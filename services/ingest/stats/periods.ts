@@ -28,6 +28,7 @@ import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
 import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
 import { bucketOf, bucketParams, iso, levels, Params, type Partials, type Plan } from "./plan.ts";
 import { grainOf, type MetricName, type TimeDimension } from "./query.ts";
+import { rangeVisitorsCtes } from "./returns.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -52,26 +53,37 @@ export interface Period {
   end: number;
 }
 
-/** The periods a query reads: its time dimension, and each period with its label id. */
+/**
+ * The periods a query reads: its time dimension (none for a query without
+ * dimensions), and each period with its label id (0 without a time
+ * dimension).
+ */
 interface QueryPeriods {
-  time: TimeDimension;
+  time?: TimeDimension;
   periods: (Period & { labelId: number })[];
 }
 
 /**
  * The periods of a query the period sums answer, or undefined: a day, week
- * or month dimension, alone or with visit:channel, no filters, rows that are
- * not bots, no totals (a distinct count over the whole range), and only
- * metrics of page views, events, leads, visitors and visits. The periods are
- * those of the query's zone over its whole range; every boundary must be a
- * 15-minute mark, as the slices' buckets are.
+ * or month dimension, alone or with visit:channel, or no dimension at all;
+ * no filters, rows that are not bots, no totals beside groups (a distinct
+ * count over the whole range), and only metrics of page views, events,
+ * leads, visitors and visits. The periods are those of the query's zone
+ * over its whole range (without dimensions, its whole months and its other
+ * days: coverOf); every boundary must be a 15-minute mark, as the slices'
+ * buckets are.
  */
 export function queryPeriods(plan: Plan): QueryPeriods | undefined {
   const { query } = plan;
-  if (query.includeBots || query.filters.length > 0 || levels(query).includes("")) {
-    return undefined;
-  }
+  if (query.includeBots || query.filters.length > 0) return undefined;
   if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
+  const aligned = (periods: Period[]) =>
+    periods.every((p) => p.start % QUARTER_HOUR_MS === 0 && p.end % QUARTER_HOUR_MS === 0);
+  if (query.dimensions.length === 0) {
+    const periods = coverOf(plan.zone, plan.startMs, plan.endMs);
+    return aligned(periods) ? { periods: periods.map((p) => ({ ...p, labelId: 0 })) } : undefined;
+  }
+  if (levels(query).includes("")) return undefined;
   const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
   const others = query.dimensions.filter((d) => !PERIOD_TIMES.includes(d as TimeDimension));
   if (times.length !== 1 || others.some((d) => d !== "visit:channel")) return undefined;
@@ -84,10 +96,31 @@ export function queryPeriods(plan: Plan): QueryPeriods | undefined {
     // A period outside the plan's buckets holds no data; its sums are empty.
     labelId: labels.indexOf(buckets.labels[buckets.labelIds[i]]),
   }));
-  if (periods.some((p) => p.start % QUARTER_HOUR_MS !== 0 || p.end % QUARTER_HOUR_MS !== 0)) {
-    return undefined;
-  }
-  return { time, periods };
+  return aligned(periods) ? { time, periods } : undefined;
+}
+
+/**
+ * Local periods in `zone` that together are [from, to): its whole months,
+ * and the days of any part of a month at its ends (as the builder keys
+ * them, so those that have ended can have sums).
+ */
+export function coverOf(zone: string, from: number, to: number): Period[] {
+  const isMonthStart = (ms: number) => {
+    const day = localDay(ms, zone);
+    return day.day === 1 && startOfDay(day, zone) === ms;
+  };
+  const months = bucketsOf("month", zone, from, to).starts;
+  const out: Period[] = [];
+  months.forEach((start, i) => {
+    const end = months[i + 1] ?? to;
+    if (isMonthStart(start) && (i + 1 < months.length || isMonthStart(to))) {
+      out.push({ start, end });
+      return;
+    }
+    const days = bucketsOf("day", zone, start, end).starts;
+    days.forEach((day, j) => out.push({ start: day, end: days[j + 1] ?? end }));
+  });
+  return out;
 }
 
 /** The site's longest visit, as a relation `span(longest)`. */
@@ -235,7 +268,7 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   const g = array(qp.periods.map((p) => p.labelId), "int");
   const from = `${params.add(iso(plan.startMs))}::timestamptz`;
   const to = `${params.add(iso(plan.endMs))}::timestamptz`;
-  const buckets = bucketParams(plan.buckets.get(qp.time)!, params);
+  const buckets = qp.time ? bucketParams(plan.buckets.get(qp.time)!, params) : undefined;
   const byChannel = query.dimensions.includes("visit:channel");
   const dims = query.dimensions.map((d) =>
     d === qp.time
@@ -248,10 +281,14 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   // One visit's correction: taken off where the sums count it whole, counted where the
   // query counts it (its part inside the range). In one channel and in all.
   const correction = (sign: string, first: string, last: string, pv: string, ev: string) =>
-    `select ${bucketOf(first, buckets)} as g, ck, ${sign}1 as visits,
+    `select ${buckets ? bucketOf(first, buckets) : "0"} as g, ck, ${sign}1 as visits,
             ${sign}(case when ${pv} = 1 and ${ev} = 0 then 1 else 0 end) as bounces,
             ${sign}round(extract(epoch from ${last} - ${first}) * 1000)::bigint as duration_ms,
             ${sign}${pv} as visit_pageviews`;
+  // Without dimensions: one answer for the whole range, its visitors from the visitor days.
+  const part = (name: string) => (qp.time ? name : name.toUpperCase());
+  const visitors = qp.time ? "visitors" : "null";
+  const wantsVisitors = !qp.time && query.metrics.includes("visitors");
   return `with p as (select * from unnest(${ps}, ${pe}, ${g}) p(ps, pe, g)),
     valid as (
       select v.period_start as ps, v.period_end as pe
@@ -280,18 +317,27 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
         from ends_fix where h_first >= ${from} and h_first < ${to}
       union all
       ${correction("", "r_first", "r_last", "r_pv", "r_ev")}
-        from ends_fix where r_first is not null)
-    select 'r' as part, ${dimCols}, pageviews::text as n1, events::text as n2, leads::text as n3,
-           visitors::text as n4, null::text as cur
-      from sums where ${channels} and g >= 0
+        from ends_fix where r_first is not null),
+    ${wantsVisitors ? `${rangeVisitorsCtes(site, plan.startMs, plan.endMs, params)},` : ""}
+    answer as (
+      select '${part("r")}' as part, ${dimCols}, pageviews::text as n1, events::text as n2,
+             leads::text as n3, ${visitors}::text as n4, null::text as cur
+        from sums where ${channels} and g >= 0
+      union all
+      select '${part("v")}', ${dimCols}, sum(visits)::text, sum(bounces)::text,
+             sum(duration_ms)::text, sum(visit_pageviews)::text, null
+        from (select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
+              union all
+              select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x
+       where ${channels} and g >= 0
+       group by g, channel_key having sum(visits) > 0)
+    select * from answer${
+    wantsVisitors
+      ? `
     union all
-    select 'v', ${dimCols}, sum(visits)::text, sum(bounces)::text, sum(duration_ms)::text,
-           sum(visit_pageviews)::text, null
-      from (select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
-            union all
-            select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x
-     where ${channels} and g >= 0
-     group by g, channel_key having sum(visits) > 0`;
+    select 'R', null, null, null, null, null, null, visitors::text, null from rv`
+      : ""
+  }`;
 }
 
 /** The partial sums of a plan from the period sums; undefined when they do not answer it. */

@@ -37,6 +37,7 @@ import { planQuery, resolveDays } from "../../services/ingest/stats/service.ts";
 import type { Json } from "../../services/lib/stats/wire.ts";
 import { percentile } from "./measure.ts";
 import { buildPeriodSums } from "../../services/ingest/stats/periods.ts";
+import { buildVisitorDays } from "../../services/ingest/stats/returns.ts";
 import type { Plan } from "../../services/ingest/stats/plan.ts";
 import type { StatsQuery } from "../../services/ingest/stats/query.ts";
 
@@ -81,6 +82,20 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       metrics: ["visitors", "visits", "pageviews"],
       dimensions: ["time:month"],
       date_range: ["2025-11-01", "2026-10-31"],
+    },
+  },
+  {
+    name: "12 months, summary without dimensions (the dashboard's)",
+    body: {
+      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      date_range: ["2025-11-01", "2026-10-31"],
+    },
+  },
+  {
+    name: "30 days, summary without dimensions",
+    body: {
+      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      date_range: ["2026-10-02", "2026-10-31"],
     },
   },
   {
@@ -201,7 +216,11 @@ export async function run(): Promise<BenchReport> {
     // The visit sums per local period, as ingest-service's background job builds them once the
     // periods have ended: first the queries that read them without any (each period from the
     // slices), then the build, timed.
-    await db.exec("delete from ingest.visit_period_sums; delete from ingest.visit_periods");
+    await db.exec(
+      `delete from ingest.visit_period_sums; delete from ingest.visit_periods;
+       delete from ingest.visitor_days; delete from ingest.visitor_returns;
+       delete from ingest.visitor_day_builds`,
+    );
     for (const [index, { query, plan }] of plans) {
       if (derivedPath(plan) !== "periods") continue;
       const before = await time(1, async () => finish(query, await engine.partials(plan)), false);
@@ -215,6 +234,17 @@ export async function run(): Promise<BenchReport> {
       `period sums (${ZONE}): ${build.built} days, weeks and months built in ${
         round((performance.now() - buildStarted) / 1000)
       } s`,
+    );
+    const daysStarted = performance.now();
+    const days = await buildVisitorDays(db, SITE, TO + DAY_MS);
+    const [kept] = await db.query<{ visitor_days: number; returns: number }>(
+      `select (select count(*) from ingest.visitor_days)::int as visitor_days,
+              (select count(*) from ingest.visitor_returns)::int as returns`,
+    );
+    report.notes!.push(
+      `visitor days: ${days.built} UTC days built in ${
+        round((performance.now() - daysStarted) / 1000)
+      } s (${kept.visitor_days} visitor days, ${kept.returns} rows of visitors by previous day)`,
     );
     for (const [index, { query, plan }] of plans) {
       const { name } = QUERIES[index];

@@ -237,28 +237,39 @@ export function rangeVisitorsCtes(
   // earlier day had data or changes, and none has changed since.
   return `rv_first as (
       select min(day) as day from ingest.visitor_day_builds where site_id = ${site}),
+    rv_marks as (
+      select b.changes_through, coalesce(b.day, c.day) as day,
+             sum(coalesce(c.changes, 0)) over (order by coalesce(b.day, c.day)) as through
+        from (select day, changes_through from ingest.visitor_day_builds
+               where site_id = ${site}) b
+        full join (select day, changes from ingest.stat_day_changes where site_id = ${site}) c
+          on c.day = b.day),
+    rv_current as (select day from rv_marks where changes_through = through),
     rv_span as (
       select g as day from generate_series(${p}, ${pEnd} - interval '24 hours',
                                            interval '24 hours') g),
     rv_q as (
       select coalesce(min(s.day), ${pEnd}) as q from rv_span s, rv_first f
-       where not (case when f.day is not null and s.day < f.day
-                       then ${dayIsCurrent(site, "f.day")}
-                       else ${dayIsCurrent(site, "s.day")} end)),
+       where (case when f.day is not null and s.day < f.day then f.day else s.day end)
+             not in (select day from rv_current)),
     rv_whole as (
-      select coalesce(sum(r.visitors), 0) as n from ingest.visitor_returns r, rv_q
-       where r.site_id = ${site} and r.day >= ${p} and r.day < rv_q.q and r.since < ${p}),
+      select coalesce(sum(r.visitors), 0) as n from ingest.visitor_returns r
+       where r.site_id = ${site} and r.day >= ${p} and r.day < (select q from rv_q)
+         and r.since < ${p}),
     rv_rest as (
       select s.visitor_key from ingest.visit_slices s
        where s.site_id = ${site} and not s.bot and s.bucket >= ${from} and s.bucket < ${p}
       union
-      select s.visitor_key from rv_q cross join lateral (
-        select visitor_key from ingest.visit_slices s
-         where s.site_id = ${site} and not s.bot and s.bucket >= rv_q.q and s.bucket < ${to}) s),
+      select s.visitor_key from ingest.visit_slices s
+       where s.site_id = ${site} and not s.bot and s.bucket >= (select q from rv_q)
+         and s.bucket < ${to}),
     rv as (
+      -- A probe of the visitor days per visitor of the rest (a few thousand), never a join
+      -- with every visitor day of the range (hundreds of thousands).
       select (select n from rv_whole) + (
-        select count(*) from rv_rest e, rv_q
-         where not exists (select 1 from ingest.visitor_days d
-                            where d.site_id = ${site} and d.visitor_key = e.visitor_key
-                              and d.day >= ${p} and d.day < rv_q.q)) as visitors)`;
+        select count(*) from rv_rest e
+         where (select 1 from ingest.visitor_days d
+                 where d.site_id = ${site} and d.visitor_key = e.visitor_key
+                   and d.day >= ${p} and d.day < (select q from rv_q) limit 1) is null)
+        as visitors)`;
 }

@@ -15,7 +15,8 @@
  *   still comes from the counters when no visit: dimension or filter is asked.
  * - Visit sums per local period (periods.ts) answer what the slices would by
  *   day, week or month alone or by visit:channel, without filters, bots or
- *   totals: the Traffic report.
+ *   totals: the Traffic report; and without any dimension (the dashboard's
+ *   summary), their visitors from the visitor days (returns.ts).
  * - event:page, conversion_rate, event:name together with visit: dimensions
  *   or filters, and revenue by visit: attributes read the stored rows.
  *

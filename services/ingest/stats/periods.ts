@@ -21,6 +21,10 @@
  * or end are counted again from their slices. Such visits began at most the
  * site's longest visit (ingest.visit_spans) before the instant they cross,
  * which the index of visits by first time finds.
+ *
+ * A query without dimensions (the dashboard's summary) adds up the sums of
+ * its range's whole months and other days; its distinct visitors, which no
+ * sum of periods gives, come from the visitor days (returns.ts).
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { type PartRow, readParts } from "./aggregate.ts";

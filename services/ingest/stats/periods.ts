@@ -33,6 +33,7 @@ import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
 import { bucketOf, bucketParams, iso, levels, Params, type Partials, type Plan } from "./plan.ts";
 import { grainOf, type MetricName, type TimeDimension } from "./query.ts";
 import { rangeVisitorsCtes } from "./returns.ts";
+import { underBuilderLock } from "./builder_lock.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -494,28 +495,16 @@ async function deletePeriods(tx: Queryable, siteId: string, periods: Period[]): 
   }
 }
 
-/**
- * Runs `fn` in a transaction holding the site's builder lock (transaction
- * scoped, advisory), so two builders (two replicas) never build one site at
- * once; answers false, without running it, when another holds it.
- */
-function underSiteLock(
+/** Runs `fn` under the site's period-sums builder lock; false, without running it, when held. */
+async function underSiteLock(
   db: Database,
   siteId: string,
   fn: (tx: Queryable) => Promise<void>,
 ): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const [lock] = await tx.query<{ locked: boolean }>(
-      "select pg_try_advisory_xact_lock(hashtext('visit_periods'), hashtext($1)) as locked",
-      [siteId],
-    );
-    if (!lock.locked) return false;
-    // As for the reports' queries (derived_engine.ts): JIT compiling a statement run once costs
-    // more than it saves; with it, building 466 periods of a million page views took 52 s.
-    if (db.kind === "postgres") await tx.exec("set local jit = off");
+  return (await underBuilderLock(db, "visit_periods", siteId, async (tx) => {
     await fn(tx);
     return true;
-  });
+  })) ?? false;
 }
 
 /** Builds the period sums of every site in its own zone (UTC without one), stale ones first. */

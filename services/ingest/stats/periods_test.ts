@@ -21,6 +21,7 @@ import {
   answersOf as answersFor,
   busiestVisitor,
   databaseWithTraffic,
+  lateTraffic,
   TEST_ZONES,
   TRAFFIC_FROM,
   TRAFFIC_QUERY,
@@ -165,15 +166,7 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
 
   it("are not used once rows arrive for their days, until built again", async () => {
     // Late visits, each written last row first: earlier rows re-home them.
-    await writeLastRowFirst(db, {
-      siteId: SITE,
-      fromMs: Date.parse("2026-10-05T00:00:00Z"),
-      toMs: Date.parse("2026-10-25T00:00:00Z"),
-      pageViews: 200,
-      eventsPerView: 0.3,
-      seed: 12,
-      idPrefix: "late",
-    });
+    await writeLastRowFirst(db, lateTraffic(SITE));
     // The UTC sums built above are stale now where the late rows fell.
     await compareAll(db, ["UTC"]);
     const { built } = await compareAll(db, ZONES, true);

@@ -29,6 +29,7 @@
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { iso, type Params } from "./plan.ts";
+import { underBuilderLock } from "./builder_lock.ts";
 
 const DAY_MS = 86_400_000;
 /** Days built in one statement: a month of ten million page views is a few seconds' work. */
@@ -118,7 +119,7 @@ export function buildDayRange(
   fromMs: number,
   toMs: number,
 ): Promise<number | undefined> {
-  return underSiteLock(db, siteId, async (tx) => {
+  return underBuilderLock(db, "visitor_days", siteId, async (tx) => {
     for (const table of ["visitor_days", "visitor_returns", "visitor_day_builds"]) {
       await tx.query(`delete from ingest.${table} where site_id = $1 and day >= $2`, [
         siteId,
@@ -172,28 +173,6 @@ function buildSql(): string {
         select $1, d.day, ${changesThrough("$1", "d.day")} from days d returning 1)
     select (select count(*) from marked)::int as days,
            (select count(*) from kept) + (select count(*) from returns) as rows`;
-}
-
-/**
- * Runs `fn` in a transaction holding the site's visitor-days builder lock
- * (transaction scoped, advisory); undefined, without running it, when
- * another builder holds it.
- */
-function underSiteLock<T>(
-  db: Database,
-  siteId: string,
-  fn: (tx: Queryable) => Promise<T>,
-): Promise<T | undefined> {
-  return db.transaction(async (tx) => {
-    const [lock] = await tx.query<{ locked: boolean }>(
-      "select pg_try_advisory_xact_lock(hashtext('visitor_days'), hashtext($1)) as locked",
-      [siteId],
-    );
-    if (!lock.locked) return undefined;
-    // JIT compiling a statement run once costs more than it saves (as for the period sums).
-    if (db.kind === "postgres") await tx.exec("set local jit = off");
-    return await fn(tx);
-  });
 }
 
 /** Builds the visitor days of every site with data. */

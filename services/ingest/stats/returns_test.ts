@@ -22,6 +22,7 @@ import {
   answersOf as answersFor,
   busiestVisitor,
   databaseWithTraffic,
+  lateTraffic,
   TEST_ZONES,
   TRAFFIC_FROM,
   TRAFFIC_TO,
@@ -128,15 +129,7 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
   }, 180_000);
 
   it("are not used once rows arrive for their days, until built again", async () => {
-    await writeLastRowFirst(db, {
-      siteId: SITE,
-      fromMs: Date.parse("2026-10-05T00:00:00Z"),
-      toMs: Date.parse("2026-10-25T00:00:00Z"),
-      pageViews: 200,
-      eventsPerView: 0.3,
-      seed: 12,
-      idPrefix: "late",
-    });
+    await writeLastRowFirst(db, lateTraffic(SITE));
     await compareAll(db, ["UTC", "Asia/Kathmandu"]);
     // The builder starts again at the first day the late rows changed.
     const [first] = await db.query<{ day: string }>(

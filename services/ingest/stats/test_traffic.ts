@@ -88,6 +88,17 @@ export async function answersOf(
   };
 }
 
+/** Late visits over three weeks inside the traffic's span (session ids start "late"). */
+export const lateTraffic = (siteId: string): TrafficOptions => ({
+  siteId,
+  fromMs: Date.parse("2026-10-05T00:00:00Z"),
+  toMs: Date.parse("2026-10-25T00:00:00Z"),
+  pageViews: 200,
+  eventsPerView: 0.3,
+  seed: 12,
+  idPrefix: "late",
+});
+
 /**
  * Writes the traffic's visits each last row first, one row per transaction:
  * every earlier page view then changes its visit's entry page (and source)

@@ -69,6 +69,15 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
     },
   },
   {
+    name: "Traffic with totals (the contract's example)",
+    body: {
+      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      dimensions: ["time:day", "visit:channel"],
+      date_range: ["2026-10-02", "2026-10-31"],
+      include: { totals: true },
+    },
+  },
+  {
     name: "12 months, time:month (page views, events, revenue)",
     body: {
       metrics: ["pageviews", "events", "revenue"],

@@ -71,9 +71,9 @@ interface QueryPeriods {
 /**
  * The periods of a query the period sums answer, or undefined: a day, week
  * or month dimension, alone or with visit:channel, or no dimension at all;
- * no filters, rows that are not bots, no totals beside groups (a distinct
- * count over the whole range), and only metrics of page views, events,
- * leads, visitors and visits. The periods are those of the query's zone
+ * totals or not (their visitors from the visitor days); no filters, rows
+ * that are not bots, and only metrics of page views, events, leads,
+ * visitors and visits. The periods are those of the query's zone
  * over its whole range (without dimensions, its whole months and its other
  * days: coverOf); every boundary must be a 15-minute mark, as the slices'
  * buckets are.
@@ -88,7 +88,6 @@ export function queryPeriods(plan: Plan): QueryPeriods | undefined {
     const periods = coverOf(plan.zone, plan.startMs, plan.endMs);
     return aligned(periods) ? { periods: periods.map((p) => ({ ...p, labelId: 0 })) } : undefined;
   }
-  if (levels(query).includes("")) return undefined;
   const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
   const others = query.dimensions.filter((d) => !PERIOD_TIMES.includes(d as TimeDimension));
   if (times.length !== 1 || others.some((d) => d !== "visit:channel")) return undefined;
@@ -290,17 +289,51 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
             ${sign}(case when ${pv} = 1 and ${ev} = 0 then 1 else 0 end) as bounces,
             ${sign}round(extract(epoch from ${last} - ${first}) * 1000)::bigint as duration_ms,
             ${sign}${pv} as visit_pageviews`;
-  // Without dimensions: one answer for the whole range, its visitors from the visitor days.
-  const part = (name: string) => (qp.time ? name : name.toUpperCase());
-  const visitors = qp.time ? "visitors" : "null";
-  const wantsVisitors = !qp.time && query.metrics.includes("visitors");
+  // The totals (the whole answer without dimensions) sum every period of all channels; their
+  // visitors, a distinct count over the whole range, come from the visitor days.
+  const levelsOf = levels(query);
+  const groups = levelsOf.includes("g");
+  const totals = levelsOf.includes("");
+  const wantsVisitors = totals && query.metrics.includes("visitors");
+  const visitRows = `(select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
+              union all
+              select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x`;
+  const answers = [
+    ...(groups
+      ? [
+        `select 'r' as part, ${dimCols}, pageviews::text as n1, events::text as n2,
+                leads::text as n3, visitors::text as n4, null::text as cur
+           from sums where ${channels} and g >= 0`,
+        `select 'v', ${dimCols}, sum(visits)::text, sum(bounces)::text, sum(duration_ms)::text,
+                sum(visit_pageviews)::text, null
+           from ${visitRows}
+          where ${channels} and g >= 0
+          group by g, channel_key having sum(visits) > 0`,
+      ]
+      : []),
+    ...(totals
+      ? [
+        `select 'R' as part, null::text as d0, null::text as d1, null::text as d2,
+                sum(pageviews)::text as n1, sum(events)::text as n2, sum(leads)::text as n3,
+                null::text as n4, null::text as cur
+           from sums where channel_key = '*' and g >= 0`,
+        `select 'V', null, null, null, sum(visits)::text, sum(bounces)::text,
+                sum(duration_ms)::text, sum(visit_pageviews)::text, null
+           from ${visitRows}
+          where channel_key = '*' and g >= 0 having sum(visits) > 0`,
+      ]
+      : []),
+    ...(wantsVisitors
+      ? ["select 'R', null, null, null, null, null, null, visitors::text, null from rv"]
+      : []),
+  ];
   return `with p as (select * from unnest(${ps}, ${pe}, ${g}) p(ps, pe, g)),
     valid as (
       select v.period_start as ps, v.period_end as pe
         from ingest.visit_periods v join p on v.period_start = p.ps and v.period_end = p.pe
        where v.site_id = ${site} and v.changes = ${changesOf(site)}),
     missing as (select ps, pe from p where (ps, pe) not in (select ps, pe from valid)),
-    ${periodSumsCtes(site, "missing", { channels: byChannel, all: !byChannel })},
+    ${periodSumsCtes(site, "missing", { channels: byChannel, all: !byChannel || totals })},
     sums as (
       select p.g, ${sumColumns}
         from ingest.visit_period_sums s join p on s.period_start = p.ps and s.period_end = p.pe
@@ -324,25 +357,8 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
       ${correction("", "r_first", "r_last", "r_pv", "r_ev")}
         from ends_fix where r_first is not null),
     ${wantsVisitors ? `${rangeVisitorsCtes(site, plan.startMs, plan.endMs, params)},` : ""}
-    answer as (
-      select '${part("r")}' as part, ${dimCols}, pageviews::text as n1, events::text as n2,
-             leads::text as n3, ${visitors}::text as n4, null::text as cur
-        from sums where ${channels} and g >= 0
-      union all
-      select '${part("v")}', ${dimCols}, sum(visits)::text, sum(bounces)::text,
-             sum(duration_ms)::text, sum(visit_pageviews)::text, null
-        from (select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
-              union all
-              select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x
-       where ${channels} and g >= 0
-       group by g, channel_key having sum(visits) > 0)
-    select * from answer${
-    wantsVisitors
-      ? `
-    union all
-    select 'R', null, null, null, null, null, null, visitors::text, null from rv`
-      : ""
-  }`;
+    answer as (${answers.join("\n      union all\n      ")})
+    select * from answer`;
 }
 
 /** The partial sums of a plan from the period sums; undefined when they do not answer it. */

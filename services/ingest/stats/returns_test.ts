@@ -1,6 +1,6 @@
 /**
- * Queries without dimensions (the dashboard's summaries) from the period
- * sums and the visitor days, against the stored rows, on both storages: in
+ * Queries without dimensions (the dashboard's summaries), and the totals of
+ * queries by day, week or month, from the period sums and the visitor days, against the stored rows, on both storages: in
  * four zones, before anything is built (everything from the slices), once
  * built (the sums and visitor days read, which a changed row shows), after
  * late rows make days stale, and through visitor deletion, retention and
@@ -25,6 +25,7 @@ import {
   lateTraffic,
   TEST_ZONES,
   TRAFFIC_FROM,
+  TRAFFIC_QUERY,
   TRAFFIC_TO,
   writeLastRowFirst,
 } from "./test_traffic.ts";
@@ -39,6 +40,12 @@ const QUERIES: Record<string, Json>[] = [
   { metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"] },
   { metrics: ["visitors"] },
   { metrics: ["views_per_visit", "events", "leads", "visitors"] },
+];
+/** Queries with dimensions asked for their totals, whose visitors the visitor days give too. */
+const WITH_TOTALS: Record<string, Json>[] = [
+  TRAFFIC_QUERY,
+  { metrics: ["visitors", "visits", "pageviews"], dimensions: ["time:month"] },
+  { metrics: ["bounce_rate", "visitors", "leads"], dimensions: ["time:week"] },
 ];
 /** Per zone: all the data, a whole month, a few days, one day (less than a whole UTC day). */
 const RANGES: Json[] = [

@@ -27,7 +27,7 @@
  * UTC days so that nothing depends on the site's zone: a zone changes only
  * how much of a range's ends is read from the slices.
  */
-import type { Database, Queryable } from "../../lib/db/mod.ts";
+import type { Database } from "../../lib/db/mod.ts";
 import { iso, type Params } from "./plan.ts";
 import { underBuilderLock } from "./builder_lock.ts";
 

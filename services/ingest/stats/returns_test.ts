@@ -58,7 +58,7 @@ const RANGES: Json[] = [
 const answersOf = (db: Database, body: Record<string, Json>, zone: string) =>
   answersFor(db, SITE, body, zone);
 
-/** Every query in every zone and range equals the reference, on the periods path. */
+/** Every query in every zone and range equals the reference, on the periods path; answers the visitors counted. */
 async function compareAll(db: Database, zones = TEST_ZONES) {
   let visitors = 0;
   for (const zone of zones) {
@@ -71,6 +71,19 @@ async function compareAll(db: Database, zones = TEST_ZONES) {
         visitors += Number(
           reference.rows[0]?.metrics[(body.metrics as string[]).indexOf("visitors")] ?? 0,
         );
+      }
+      for (const body of WITH_TOTALS) {
+        const { path, derived, reference } = await answersFor(
+          db,
+          SITE,
+          { ...body, date_range },
+          zone,
+          true,
+        );
+        const label = `${JSON.stringify(body)} with totals ${zone} ${date_range}`;
+        expect(path, label).toBe("periods");
+        expect(reference.totals, label).toBeDefined();
+        expect(derived, label).toEqual(reference);
       }
     }
   }

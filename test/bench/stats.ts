@@ -101,6 +101,15 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
     },
   },
   {
+    name: "12 months by visit:channel (the dashboard's breakdown)",
+    body: {
+      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      dimensions: ["visit:channel"],
+      date_range: ["2025-11-01", "2026-10-31"],
+      limit: 100,
+    },
+  },
+  {
     name: "30 days, summary without dimensions",
     body: {
       metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],

@@ -59,11 +59,20 @@ const TODAY = Temporal.PlainDate.from("2026-10-31");
 const BATCH_ITEMS = 500;
 const IN_FLIGHT = 8;
 
+/** The metrics of the Traffic report and of the dashboard's summary and breakdowns. */
+const TRAFFIC_METRICS: Json[] = [
+  "visitors",
+  "visits",
+  "pageviews",
+  "bounce_rate",
+  "visit_duration",
+];
+
 const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "Traffic, 30 days, time:day × visit:channel",
     body: {
-      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      metrics: TRAFFIC_METRICS,
       dimensions: ["time:day", "visit:channel"],
       date_range: ["2026-10-02", "2026-10-31"],
     },
@@ -71,7 +80,7 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "Traffic with totals (the contract's example)",
     body: {
-      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      metrics: TRAFFIC_METRICS,
       dimensions: ["time:day", "visit:channel"],
       date_range: ["2026-10-02", "2026-10-31"],
       include: { totals: true },
@@ -96,14 +105,14 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "12 months, summary without dimensions (the dashboard's)",
     body: {
-      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      metrics: TRAFFIC_METRICS,
       date_range: ["2025-11-01", "2026-10-31"],
     },
   },
   {
     name: "12 months by visit:channel (the dashboard's breakdown)",
     body: {
-      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      metrics: TRAFFIC_METRICS,
       dimensions: ["visit:channel"],
       date_range: ["2025-11-01", "2026-10-31"],
       limit: 100,
@@ -112,7 +121,7 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "30 days, summary without dimensions",
     body: {
-      metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"],
+      metrics: TRAFFIC_METRICS,
       date_range: ["2026-10-02", "2026-10-31"],
     },
   },

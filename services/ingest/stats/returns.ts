@@ -41,13 +41,19 @@ const changesThrough = (site: string, day: string) =>
      where c.site_id = ${site} and c.day <= ${day})`;
 
 /**
- * Whether the build row of `day` (SQL) is current: its changes are still
- * those it was built with. False without a row.
+ * The days of site `site` (SQL) whose build is current: the changes counted
+ * up to each are still those it was built with. One window over the build
+ * rows and the day changes; the builder and the queries both decide by it.
  */
-const dayIsCurrent = (site: string, day: string) =>
-  `exists (select 1 from ingest.visitor_day_builds b
-            where b.site_id = ${site} and b.day = ${day}
-              and b.changes_through = ${changesThrough(site, "b.day")})`;
+const currentDays = (site: string) =>
+  `select day from (
+     select b.changes_through, coalesce(b.day, c.day) as day,
+            sum(coalesce(c.changes, 0)) over (order by coalesce(b.day, c.day)) as through
+       from (select day, changes_through from ingest.visitor_day_builds
+              where site_id = ${site}) b
+       full join (select day, changes from ingest.stat_day_changes where site_id = ${site}) c
+         on c.day = b.day) m
+    where changes_through = through`;
 
 /** What one build did. */
 export interface VisitorDaysBuild {
@@ -68,33 +74,20 @@ export async function buildVisitorDays(
   signal?: AbortSignal,
 ): Promise<VisitorDaysBuild> {
   const lastEnd = Math.floor(nowMs / DAY_MS) * DAY_MS;
-  const ms = (at: string) => `(extract(epoch from ${at}) * 1000)::bigint::text`;
-  // The first UTC day with data or changes, and the first day at or after it whose build is not
-  // current (every day from there on is built again).
-  const [found] = await db.query<{ first: string | null; stale: string | null }>(
-    `with days as (
-       select day from ingest.stat_day_changes where site_id = $1
-       union select day from ingest.stat_counter_days where site_id = $1),
-     first as (select min(day) as day from days),
-     cum as (
-       select day, sum(changes) over (order by day) as through
-         from ingest.stat_day_changes where site_id = $1),
-     span as (
-       select g as day from first, generate_series(first.day, $2::timestamptz - interval '24 hours',
-                                                   interval '24 hours') g)
-     select ${ms("(select day from first)")} as first,
-            ${
-      ms(`(select min(s.day) from span s
-                    where not exists (
-                      select 1 from ingest.visitor_day_builds b
-                       where b.site_id = $1 and b.day = s.day
-                         and b.changes_through = coalesce(
-                           (select through from cum where cum.day <= s.day
-                             order by cum.day desc limit 1), 0)))`)
-    } as stale`,
+  // The first day, from the site's first with data or changes, whose build is not current:
+  // every day from there on is built again.
+  const [found] = await db.query<{ stale: string | null }>(
+    `with first as (
+       select min(day) as day
+         from (select day from ingest.stat_day_changes where site_id = $1
+               union select day from ingest.stat_counter_days where site_id = $1) d)
+     select (extract(epoch from min(g)) * 1000)::bigint::text as stale
+       from first, generate_series(first.day, $2::timestamptz - interval '24 hours',
+                                   interval '24 hours') g
+      where g not in (${currentDays("$1")})`,
     [siteId, iso(lastEnd)],
   );
-  if (found.first === null || found.stale === null) return { built: 0 };
+  if (found.stale === null) return { built: 0 };
   let built = 0;
   for (let from = Number(found.stale); from < lastEnd; from += DAYS_PER_STATEMENT * DAY_MS) {
     if (signal?.aborted) break;
@@ -140,7 +133,7 @@ export function buildDayRange(
  */
 function buildSql(): string {
   return `with ready as (
-      select ${dayIsCurrent("$1", "$2::timestamptz - interval '24 hours'")}
+      select $2::timestamptz - interval '24 hours' in (${currentDays("$1")})
           or not exists (select 1 from ingest.stat_day_changes
                           where site_id = $1 and day < $2::timestamptz)
          and not exists (select 1 from ingest.stat_counter_days
@@ -171,8 +164,8 @@ function buildSql(): string {
     marked as (
       insert into ingest.visitor_day_builds (site_id, day, changes_through)
         select $1, d.day, ${changesThrough("$1", "d.day")} from days d returning 1)
-    select (select count(*) from marked)::int as days,
-           (select count(*) from kept) + (select count(*) from returns) as rows`;
+    -- kept and returns run whether read or not, as every data-modifying CTE does.
+    select (select count(*) from marked)::int as days`;
 }
 
 /** Builds the visitor days of every site with data. */
@@ -216,14 +209,7 @@ export function rangeVisitorsCtes(
   // earlier day had data or changes, and none has changed since.
   return `rv_first as (
       select min(day) as day from ingest.visitor_day_builds where site_id = ${site}),
-    rv_marks as (
-      select b.changes_through, coalesce(b.day, c.day) as day,
-             sum(coalesce(c.changes, 0)) over (order by coalesce(b.day, c.day)) as through
-        from (select day, changes_through from ingest.visitor_day_builds
-               where site_id = ${site}) b
-        full join (select day, changes from ingest.stat_day_changes where site_id = ${site}) c
-          on c.day = b.day),
-    rv_current as (select day from rv_marks where changes_through = through),
+    rv_current as (${currentDays(site)}),
     rv_span as (
       select g as day from generate_series(${p}, ${pEnd} - interval '24 hours',
                                            interval '24 hours') g),

@@ -162,19 +162,11 @@ function startBare(bodyFile: string): Promise<Server> {
 
 async function measure(target: string, server: Server): Promise<BenchRow & { rps: number }> {
   const url = server.url + HOT_PATH;
-  await wrk({
-    url,
-    seconds: WARMUP_S,
-    connections: CONNECTIONS,
-    headers: [`x-crm-key: ${BENCH_KEY}`],
-  });
+  const drive = (seconds: number) =>
+    wrk({ url, seconds, connections: CONNECTIONS, headers: [`x-crm-key: ${BENCH_KEY}`] });
+  await drive(WARMUP_S);
   const cpuBefore = cpuMicros([server.pid]);
-  const result = await wrk({
-    url,
-    seconds: DURATION_S,
-    connections: CONNECTIONS,
-    headers: [`x-crm-key: ${BENCH_KEY}`],
-  });
+  const result = await drive(DURATION_S);
   const cpuUs = (cpuMicros([server.pid]) - cpuBefore) / Math.max(1, result.requests);
   return {
     target,

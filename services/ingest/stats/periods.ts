@@ -30,7 +30,16 @@ import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { type PartRow, readParts } from "./aggregate.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
 import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
-import { bucketOf, bucketParams, iso, levels, Params, type Partials, type Plan } from "./plan.ts";
+import {
+  bucketOf,
+  bucketParams,
+  channelKey,
+  iso,
+  levels,
+  Params,
+  type Partials,
+  type Plan,
+} from "./plan.ts";
 import { grainOf, type MetricName, type TimeDimension } from "./query.ts";
 import { rangeVisitorsCtes } from "./returns.ts";
 import { underBuilderLock } from "./builder_lock.ts";
@@ -70,7 +79,8 @@ interface QueryPeriods {
 
 /**
  * The periods of a query the period sums answer, or undefined: a day, week
- * or month dimension, alone or with visit:channel, or no dimension at all;
+ * or month dimension, alone or with visit:channel, visit:channel alone (its
+ * visitors from the visitor days per channel), or no dimension at all;
  * totals or not (their visitors from the visitor days); no filters, rows
  * that are not bots, and only metrics of page views, events, leads,
  * visitors and visits. The periods are those of the query's zone
@@ -84,13 +94,13 @@ export function queryPeriods(plan: Plan): QueryPeriods | undefined {
   if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
   const aligned = (periods: Period[]) =>
     periods.every((p) => p.start % QUARTER_HOUR_MS === 0 && p.end % QUARTER_HOUR_MS === 0);
-  if (query.dimensions.length === 0) {
+  const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
+  const others = query.dimensions.filter((d) => !PERIOD_TIMES.includes(d as TimeDimension));
+  if (times.length > 1 || others.some((d) => d !== "visit:channel")) return undefined;
+  if (times.length === 0) {
     const periods = coverOf(plan.zone, plan.startMs, plan.endMs);
     return aligned(periods) ? { periods: periods.map((p) => ({ ...p, labelId: 0 })) } : undefined;
   }
-  const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
-  const others = query.dimensions.filter((d) => !PERIOD_TIMES.includes(d as TimeDimension));
-  if (times.length !== 1 || others.some((d) => d !== "visit:channel")) return undefined;
   const time = times[0];
   const labels = plan.buckets.get(time)!.labels;
   const buckets = bucketsOf(grainOf(time), plan.zone, plan.startMs, plan.endMs);
@@ -174,9 +184,6 @@ const SUM_COLUMNS = [
   "duration_ms",
   "visit_pageviews",
 ];
-
-/** A channel as channel_key: '' for none, '=' and the channel otherwise ('*' is all channels). */
-const channelKey = (channel: string) => `coalesce('=' || ${channel}, '')`;
 
 /**
  * CTEs computing the sums of the periods of relation `periods` (ps, pe) from
@@ -294,7 +301,13 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   const levelsOf = levels(query);
   const groups = levelsOf.includes("g");
   const totals = levelsOf.includes("");
-  const wantsVisitors = totals && query.metrics.includes("visitors");
+  // Visitors of the whole range, all channels for the totals and per channel for groups that
+  // are channels alone (no time dimension), come from the visitor days: they are no sum of
+  // the periods' visitors.
+  const visitorScope = query.metrics.includes("visitors")
+    ? { all: totals, channels: groups && !qp.time }
+    : { all: false, channels: false };
+  const wantsVisitors = visitorScope.all || visitorScope.channels;
   const visitRows = `(select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
               union all
               select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x`;
@@ -302,8 +315,13 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
     ...(groups
       ? [
         `select 'r' as part, ${dimCols}, pageviews::text as n1, events::text as n2,
-                leads::text as n3, visitors::text as n4, null::text as cur
+                leads::text as n3, ${qp.time ? "visitors::text" : "null::text"} as n4,
+                null::text as cur
            from sums where ${channels} and g >= 0`,
+        ...(visitorScope.channels
+          ? [`select 'r', ${dimCols}, null, null, null, visitors::text, null
+                from rv where channel_key <> '*'`]
+          : []),
         `select 'v', ${dimCols}, sum(visits)::text, sum(bounces)::text, sum(duration_ms)::text,
                 sum(visit_pageviews)::text, null
            from ${visitRows}
@@ -323,8 +341,9 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
           where channel_key = '*' and g >= 0 having sum(visits) > 0`,
       ]
       : []),
-    ...(wantsVisitors
-      ? ["select 'R', null, null, null, null, null, null, visitors::text, null from rv"]
+    ...(visitorScope.all
+      ? [`select 'R', null, null, null, null, null, null,
+                 coalesce((select visitors from rv where channel_key = '*'), 0)::text, null`]
       : []),
   ];
   return `with p as (select * from unnest(${ps}, ${pe}, ${g}) p(ps, pe, g)),
@@ -356,7 +375,11 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
       union all
       ${correction("", "r_first", "r_last", "r_pv", "r_ev")}
         from ends_fix where r_first is not null),
-    ${wantsVisitors ? `${rangeVisitorsCtes(site, plan.startMs, plan.endMs, params)},` : ""}
+    ${
+    wantsVisitors
+      ? `${rangeVisitorsCtes(site, plan.startMs, plan.endMs, params, visitorScope)},`
+      : ""
+  }
     answer as (${answers.join("\n      union all\n      ")})
     select * from answer`;
 }

@@ -114,6 +114,12 @@ export const iso = (ms: number) => new Date(ms).toISOString();
  */
 export const instant = (params: Params, ms: number) => `${params.add(iso(ms))}::timestamptz`;
 
+/**
+ * A channel (SQL) as the period sums and the visitor days key it: '' for
+ * none, '=' and the channel otherwise ('*' is all channels).
+ */
+export const channelKey = (channel: string) => `coalesce('=' || ${channel}, '')`;
+
 /** The column of the visits relation that holds a visit: dimension. */
 export const VISIT_COLUMN: Record<VisitDimension, string> = {
   "visit:channel": "channel",

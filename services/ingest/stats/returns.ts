@@ -28,7 +28,7 @@
  * how much of a range's ends is read from the slices.
  */
 import type { Database } from "../../lib/db/mod.ts";
-import { iso, type Params } from "./plan.ts";
+import { channelKey, iso, type Params } from "./plan.ts";
 import { underBuilderLock } from "./builder_lock.ts";
 
 const DAY_MS = 86_400_000;
@@ -142,25 +142,31 @@ function buildSql(): string {
       select g as day from generate_series($2::timestamptz, $3::timestamptz - interval '24 hours',
                                            interval '24 hours') g
        where (select ok from ready)),
-    vd as (
-      select distinct s.visitor_key, date_bin('24 hours', s.bucket, timestamptz 'epoch') as day
+    vd_channels as (
+      select distinct ${channelKey("s.channel")} as channel_key, s.visitor_key,
+             date_bin('24 hours', s.bucket, timestamptz 'epoch') as day
         from ingest.visit_slices s
        where s.site_id = $1 and s.bucket >= $2::timestamptz and s.bucket < $3::timestamptz
          and not s.bot and (select ok from ready)),
+    vd as (
+      select channel_key, visitor_key, day from vd_channels
+      union all
+      select distinct '*', visitor_key, day from vd_channels),
     kept as (
-      insert into ingest.visitor_days (site_id, visitor_key, day)
-        select $1, visitor_key, day from vd returning 1),
+      insert into ingest.visitor_days (site_id, channel_key, visitor_key, day)
+        select $1, channel_key, visitor_key, day from vd returning 1),
     previous as (
-      select v.day, coalesce(
-               lag(v.day) over (partition by v.visitor_key order by v.day),
+      select v.channel_key, v.day, coalesce(
+               lag(v.day) over (partition by v.channel_key, v.visitor_key order by v.day),
                (select max(d.day) from ingest.visitor_days d
-                 where d.site_id = $1 and d.visitor_key = v.visitor_key
-                   and d.day < $2::timestamptz),
+                 where d.site_id = $1 and d.channel_key = v.channel_key
+                   and d.visitor_key = v.visitor_key and d.day < $2::timestamptz),
                timestamptz '-infinity') as since
         from vd v),
     returns as (
-      insert into ingest.visitor_returns (site_id, day, since, visitors)
-        select $1, day, since, count(*) from previous group by day, since returning 1),
+      insert into ingest.visitor_returns (site_id, channel_key, day, since, visitors)
+        select $1, channel_key, day, since, count(*) from previous
+         group by channel_key, day, since returning 1),
     marked as (
       insert into ingest.visitor_day_builds (site_id, day, changes_through)
         select $1, d.day, ${changesThrough("$1", "d.day")} from days d returning 1)
@@ -187,16 +193,20 @@ export async function buildAllVisitorDays(
 }
 
 /**
- * CTEs ending in `rv (visitors)`: the distinct visitors, without bots, of
- * the slices of site `site` (SQL) in [startMs, endMs) (15-minute marks), as
- * the slices would count them: the whole UTC days in the range that are
- * current from the visitor days, everything else from the slices.
+ * CTEs ending in `rv (channel_key, visitors)`: the distinct visitors,
+ * without bots, of the slices of site `site` (SQL) in [startMs, endMs)
+ * (15-minute marks), as the slices would count them, of all channels
+ * (channel_key '*', with `scope.all`) and per channel (with
+ * `scope.channels`; only channels with visitors have a row): the whole UTC
+ * days in the range that are current from the visitor days, everything else
+ * from the slices.
  */
 export function rangeVisitorsCtes(
   site: string,
   startMs: number,
   endMs: number,
   params: Params,
+  scope: { channels: boolean; all: boolean } = { channels: false, all: true },
 ): string {
   let first = Math.ceil(startMs / DAY_MS) * DAY_MS;
   let end = Math.floor(endMs / DAY_MS) * DAY_MS;
@@ -204,6 +214,16 @@ export function rangeVisitorsCtes(
   if (first >= end) first = end = startMs;
   const at = (ms: number) => `${params.add(iso(ms))}::timestamptz`;
   const [from, to, p, pEnd] = [at(startMs), at(endMs), at(first), at(end)];
+  const keys = scope.all && scope.channels
+    ? "true"
+    : scope.all
+    ? "r.channel_key = '*'"
+    : "r.channel_key <> '*'";
+  const restKeys = scope.all && scope.channels
+    ? `select distinct k.channel_key, r.visitor_key from rv_rest_slices r
+        cross join lateral (values ('*'), (${channelKey("r.channel")})) k(channel_key)`
+    : `select distinct ${scope.all ? "'*'" : channelKey("channel")} as channel_key, visitor_key
+         from rv_rest_slices`;
   // [p, q): the whole days from p on that are current, up to the first that is not. Days before
   // the site's first build row hold no data when that row is current: it was built only when no
   // earlier day had data or changes, and none has changed since.
@@ -218,23 +238,29 @@ export function rangeVisitorsCtes(
        where (case when f.day is not null and s.day < f.day then f.day else s.day end)
              not in (select day from rv_current)),
     rv_whole as (
-      select coalesce(sum(r.visitors), 0) as n from ingest.visitor_returns r
-       where r.site_id = ${site} and r.day >= ${p} and r.day < (select q from rv_q)
-         and r.since < ${p}),
-    rv_rest as (
-      select s.visitor_key from ingest.visit_slices s
+      select r.channel_key, sum(r.visitors) as n from ingest.visitor_returns r
+       where r.site_id = ${site} and ${keys} and r.day >= ${p} and r.day < (select q from rv_q)
+         and r.since < ${p}
+       group by r.channel_key),
+    rv_rest_slices as (
+      select s.visitor_key, s.channel from ingest.visit_slices s
        where s.site_id = ${site} and not s.bot and s.bucket >= ${from} and s.bucket < ${p}
-      union
-      select s.visitor_key from ingest.visit_slices s
+      union all
+      select s.visitor_key, s.channel from ingest.visit_slices s
        where s.site_id = ${site} and not s.bot and s.bucket >= (select q from rv_q)
          and s.bucket < ${to}),
-    rv as (
+    rv_rest as (${restKeys}),
+    rv_added as (
       -- A probe of the visitor days per visitor of the rest (a few thousand), never a join
       -- with every visitor day of the range (hundreds of thousands).
-      select (select n from rv_whole) + (
-        select count(*) from rv_rest e
-         where (select 1 from ingest.visitor_days d
-                 where d.site_id = ${site} and d.visitor_key = e.visitor_key
-                   and d.day >= ${p} and d.day < (select q from rv_q) limit 1) is null)
-        as visitors)`;
+      select e.channel_key, count(*) as n from rv_rest e
+       where (select 1 from ingest.visitor_days d
+               where d.site_id = ${site} and d.channel_key = e.channel_key
+                 and d.visitor_key = e.visitor_key
+                 and d.day >= ${p} and d.day < (select q from rv_q) limit 1) is null
+       group by e.channel_key),
+    rv as (
+      select coalesce(w.channel_key, a.channel_key) as channel_key,
+             coalesce(w.n, 0) + coalesce(a.n, 0) as visitors
+        from rv_whole w full join rv_added a on a.channel_key = w.channel_key)`;
 }

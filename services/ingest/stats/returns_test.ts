@@ -40,12 +40,15 @@ const QUERIES: Record<string, Json>[] = [
   { metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"] },
   { metrics: ["visitors"] },
   { metrics: ["views_per_visit", "events", "leads", "visitors"] },
+  // The channels' visitors from the visitor days per channel.
+  { metrics: ["visitors", "visits", "pageviews", "bounce_rate"], dimensions: ["visit:channel"] },
 ];
 /** Queries with dimensions asked for their totals, whose visitors the visitor days give too. */
 const WITH_TOTALS: Record<string, Json>[] = [
   TRAFFIC_QUERY,
   { metrics: ["visitors", "visits", "pageviews"], dimensions: ["time:month"] },
   { metrics: ["bounce_rate", "visitors", "leads"], dimensions: ["time:week"] },
+  { metrics: ["visit_duration", "visitors"], dimensions: ["visit:channel"] },
 ];
 /** Per zone: all the data, a whole month, a few days, one day (less than a whole UTC day). */
 const RANGES: Json[] = [
@@ -146,6 +149,30 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
       Number(before.reference.rows[0].metrics[0]) + 1000,
     );
     await bump(-1000);
+    // So does a count of one channel, in the breakdown by channel: per channel too.
+    const byChannel = { ...QUERIES[3], date_range: RANGES[1] };
+    const [channel] = await db.query<{ channel_key: string }>(
+      `select channel_key from ingest.visitor_returns
+        where site_id = $1 and day = '2026-10-15T00:00:00Z' and channel_key like '=%'
+        order by channel_key limit 1`,
+      [SITE],
+    );
+    const bumpChannel = (by: number) =>
+      db.query(
+        `update ingest.visitor_returns set visitors = visitors + $3
+          where site_id = $1 and day = '2026-10-15T00:00:00Z' and channel_key = $2
+            and since = (select min(since) from ingest.visitor_returns
+                          where site_id = $1 and day = '2026-10-15T00:00:00Z'
+                            and channel_key = $2)`,
+        [SITE, channel.channel_key, by],
+      );
+    const channelVisitors = (answer: Awaited<ReturnType<typeof answersOf>>["reference"]) =>
+      Number(answer.rows.find((r) => r.dims[0] === channel.channel_key.slice(1))!.metrics[0]);
+    const exact = await answersOf(db, byChannel, "UTC");
+    await bumpChannel(500);
+    const misreadChannel = await answersOf(db, byChannel, "UTC");
+    expect(channelVisitors(misreadChannel.derived!)).toBe(channelVisitors(exact.reference) + 500);
+    await bumpChannel(-500);
   }, 180_000);
 
   it("are not used once rows arrive for their days, until built again", async () => {

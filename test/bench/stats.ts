@@ -119,6 +119,15 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
     },
   },
   {
+    name: "12 months by visit:source (read from the slices)",
+    body: {
+      metrics: TRAFFIC_METRICS,
+      dimensions: ["visit:source"],
+      date_range: ["2025-11-01", "2026-10-31"],
+      limit: 100,
+    },
+  },
+  {
     name: "30 days, summary without dimensions",
     body: {
       metrics: TRAFFIC_METRICS,

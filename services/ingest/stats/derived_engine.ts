@@ -14,9 +14,11 @@
  *   carries (so only the range's slices are read); revenue then
  *   still comes from the counters when no visit: dimension or filter is asked.
  * - Visit sums per local period (periods.ts) answer what the slices would by
- *   day, week or month alone or by visit:channel, and without any dimension,
- *   without filters or bots: the Traffic report and the dashboard's summary;
- *   the visitors of their totals come from the visitor days (returns.ts).
+ *   day, week or month alone or by visit:channel, by visit:channel alone, and
+ *   without any dimension, without filters or bots: the Traffic report, the
+ *   dashboard's summary and its breakdown by channel; the visitors of their
+ *   totals and of channels over the whole range come from the visitor days
+ *   (returns.ts).
  * - event:page, conversion_rate, event:name together with visit: dimensions
  *   or filters, and revenue by visit: attributes read the stored rows.
  *

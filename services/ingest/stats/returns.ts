@@ -206,7 +206,7 @@ export function rangeVisitorsCtes(
   startMs: number,
   endMs: number,
   params: Params,
-  scope: { channels: boolean; all: boolean } = { channels: false, all: true },
+  scope: { channels: boolean; all: boolean },
 ): string {
   let first = Math.ceil(startMs / DAY_MS) * DAY_MS;
   let end = Math.floor(endMs / DAY_MS) * DAY_MS;

@@ -254,8 +254,8 @@ export async function run(): Promise<BenchReport> {
     // slices), then the build, timed.
     await db.exec(
       `delete from ingest.visit_period_sums; delete from ingest.visit_periods;
-       delete from ingest.visitor_days; delete from ingest.visitor_returns;
-       delete from ingest.visitor_day_builds`,
+       delete from ingest.visitor_channel_days; delete from ingest.visitor_channel_returns;
+       delete from ingest.visitor_channel_builds`,
     );
     for (const [index, { query, plan }] of plans) {
       if (derivedPath(plan) !== "periods") continue;
@@ -274,8 +274,8 @@ export async function run(): Promise<BenchReport> {
     const daysStarted = performance.now();
     const days = await buildVisitorDays(db, SITE, TO + DAY_MS);
     const [kept] = await db.query<{ visitor_days: number; returns: number }>(
-      `select (select count(*) from ingest.visitor_days)::int as visitor_days,
-              (select count(*) from ingest.visitor_returns)::int as returns`,
+      `select (select count(*) from ingest.visitor_channel_days)::int as visitor_days,
+              (select count(*) from ingest.visitor_channel_returns)::int as returns`,
     );
     report.notes!.push(
       `visitor days: ${days.built} UTC days built in ${

@@ -1,8 +1,8 @@
 /**
  * Distinct visitors of a long range without reading its slices: each
- * visitor's UTC days with slices that are not bots (ingest.visitor_days),
+ * visitor's UTC days with slices that are not bots (ingest.visitor_channel_days),
  * and per UTC day how many of its visitors had their previous such day when
- * (ingest.visitor_returns: day, since, visitors; since '-infinity' for
+ * (ingest.visitor_channel_returns: day, since, visitors; since '-infinity' for
  * none). The visitors of whole days [P, Q) are then
  *
  *   sum(visitors) over days d in [P, Q) with since < P
@@ -16,7 +16,7 @@
  *
  * Built in the background (buildVisitorDays) for UTC days that have ended,
  * in ascending order: a day's previous days depend on every earlier day, so
- * each day's build row (ingest.visitor_day_builds) keeps the changes counted
+ * each day's build row (ingest.visitor_channel_builds) keeps the changes counted
  * on the site's UTC days up to and including it (ingest.stat_day_changes,
  * counted by every path that changes slices, in its own transaction) when it
  * was built. A day is current while that number is unchanged; a change on
@@ -49,7 +49,7 @@ const currentDays = (site: string) =>
   `select day from (
      select b.changes_through, coalesce(b.day, c.day) as day,
             sum(coalesce(c.changes, 0)) over (order by coalesce(b.day, c.day)) as through
-       from (select day, changes_through from ingest.visitor_day_builds
+       from (select day, changes_through from ingest.visitor_channel_builds
               where site_id = ${site}) b
        full join (select day, changes from ingest.stat_day_changes where site_id = ${site}) c
          on c.day = b.day) m
@@ -113,7 +113,9 @@ export function buildDayRange(
   toMs: number,
 ): Promise<number | undefined> {
   return underBuilderLock(db, "visitor_days", siteId, async (tx) => {
-    for (const table of ["visitor_days", "visitor_returns", "visitor_day_builds"]) {
+    for (
+      const table of ["visitor_channel_days", "visitor_channel_returns", "visitor_channel_builds"]
+    ) {
       await tx.query(`delete from ingest.${table} where site_id = $1 and day >= $2`, [
         siteId,
         iso(fromMs),
@@ -153,22 +155,22 @@ function buildSql(): string {
       union all
       select distinct '*', visitor_key, day from vd_channels),
     kept as (
-      insert into ingest.visitor_days (site_id, channel_key, visitor_key, day)
+      insert into ingest.visitor_channel_days (site_id, channel_key, visitor_key, day)
         select $1, channel_key, visitor_key, day from vd returning 1),
     previous as (
       select v.channel_key, v.day, coalesce(
                lag(v.day) over (partition by v.channel_key, v.visitor_key order by v.day),
-               (select max(d.day) from ingest.visitor_days d
+               (select max(d.day) from ingest.visitor_channel_days d
                  where d.site_id = $1 and d.channel_key = v.channel_key
                    and d.visitor_key = v.visitor_key and d.day < $2::timestamptz),
                timestamptz '-infinity') as since
         from vd v),
     returns as (
-      insert into ingest.visitor_returns (site_id, channel_key, day, since, visitors)
+      insert into ingest.visitor_channel_returns (site_id, channel_key, day, since, visitors)
         select $1, channel_key, day, since, count(*) from previous
          group by channel_key, day, since returning 1),
     marked as (
-      insert into ingest.visitor_day_builds (site_id, day, changes_through)
+      insert into ingest.visitor_channel_builds (site_id, day, changes_through)
         select $1, d.day, ${changesThrough("$1", "d.day")} from days d returning 1)
     -- kept and returns run whether read or not, as every data-modifying CTE does.
     select (select count(*) from marked)::int as days`;
@@ -228,7 +230,7 @@ export function rangeVisitorsCtes(
   // the site's first build row hold no data when that row is current: it was built only when no
   // earlier day had data or changes, and none has changed since.
   return `rv_first as (
-      select min(day) as day from ingest.visitor_day_builds where site_id = ${site}),
+      select min(day) as day from ingest.visitor_channel_builds where site_id = ${site}),
     rv_current as (${currentDays(site)}),
     rv_span as (
       select g as day from generate_series(${p}, ${pEnd} - interval '24 hours',
@@ -238,7 +240,7 @@ export function rangeVisitorsCtes(
        where (case when f.day is not null and s.day < f.day then f.day else s.day end)
              not in (select day from rv_current)),
     rv_whole as (
-      select r.channel_key, sum(r.visitors) as n from ingest.visitor_returns r
+      select r.channel_key, sum(r.visitors) as n from ingest.visitor_channel_returns r
        where r.site_id = ${site} and ${keys} and r.day >= ${p} and r.day < (select q from rv_q)
          and r.since < ${p}
        group by r.channel_key),
@@ -254,7 +256,7 @@ export function rangeVisitorsCtes(
       -- A probe of the visitor days per visitor of the rest (a few thousand), never a join
       -- with every visitor day of the range (hundreds of thousands).
       select e.channel_key, count(*) as n from rv_rest e
-       where (select 1 from ingest.visitor_days d
+       where (select 1 from ingest.visitor_channel_days d
                where d.site_id = ${site} and d.channel_key = e.channel_key
                  and d.visitor_key = e.visitor_key
                  and d.day >= ${p} and d.day < (select q from rv_q) limit 1) is null

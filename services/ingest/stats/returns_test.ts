@@ -119,14 +119,14 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
   });
 
   it("answer as the stored rows do before anything is built", async () => {
-    expect(await count(db, "visitor_day_builds")).toBe(0);
+    expect(await count(db, "visitor_channel_builds")).toBe(0);
     expect(await compareAll(db)).toBeGreaterThan(1000);
   }, 120_000);
 
   it("answer as the stored rows do once built, reading the visitor days", async () => {
     const { built } = await buildVisitorDays(db, SITE, NOW);
     expect(built).toBe(DAYS_TO_NOW);
-    expect(await count(db, "visitor_days")).toBeGreaterThan(300);
+    expect(await count(db, "visitor_channel_days")).toBeGreaterThan(300);
     expect((await buildVisitorDays(db, SITE, NOW)).built).toBe(0);
     // A day that has not ended is not built.
     expect((await buildVisitorDays(db, SITE, NOW + DAY_MS - 1)).built).toBe(0);
@@ -139,7 +139,7 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     const before = await answersOf(db, month, "UTC");
     const bump = (by: number) =>
       db.query(
-        `update ingest.visitor_returns set visitors = visitors + $2
+        `update ingest.visitor_channel_returns set visitors = visitors + $2
           where site_id = $1 and day = '2026-10-15T00:00:00Z' and since = '-infinity'`,
         [SITE, by],
       );
@@ -152,16 +152,16 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     // So does a count of one channel, in the breakdown by channel: per channel too.
     const byChannel = { ...QUERIES[3], date_range: RANGES[1] };
     const [channel] = await db.query<{ channel_key: string }>(
-      `select channel_key from ingest.visitor_returns
+      `select channel_key from ingest.visitor_channel_returns
         where site_id = $1 and day = '2026-10-15T00:00:00Z' and channel_key like '=%'
         order by channel_key limit 1`,
       [SITE],
     );
     const bumpChannel = (by: number) =>
       db.query(
-        `update ingest.visitor_returns set visitors = visitors + $3
+        `update ingest.visitor_channel_returns set visitors = visitors + $3
           where site_id = $1 and day = '2026-10-15T00:00:00Z' and channel_key = $2
-            and since = (select min(since) from ingest.visitor_returns
+            and since = (select min(since) from ingest.visitor_channel_returns
                           where site_id = $1 and day = '2026-10-15T00:00:00Z'
                             and channel_key = $2)`,
         [SITE, channel.channel_key, by],
@@ -208,7 +208,7 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     expect(await buildDayRange(db, SITE, oct, oct + 3 * DAY_MS)).toBe(0);
     // The days it would have built stay unbuilt and the answers exact.
     const [builds] = await db.query<{ n: number }>(
-      `select count(*)::int as n from ingest.visitor_day_builds
+      `select count(*)::int as n from ingest.visitor_channel_builds
         where site_id = $1 and day >= '2026-10-10T00:00:00Z'`,
       [SITE],
     );
@@ -240,7 +240,7 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     expect((await buildVisitorDays(db, SITE, NOW)).built).toBe((NOW - firstKept) / DAY_MS);
     await compareAll(db);
     // Every day from the first the site ever had, whatever retention emptied included.
-    expect(await count(db, "visitor_day_builds")).toBe(DAYS_TO_NOW);
+    expect(await count(db, "visitor_channel_builds")).toBe(DAYS_TO_NOW);
   }, 240_000);
 });
 

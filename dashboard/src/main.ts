@@ -64,6 +64,11 @@ function timeDimension(range: string | [string, string]): string {
 
 let chart: uPlot | undefined;
 
+function contentWidth(element: HTMLElement): number {
+  const style = getComputedStyle(element);
+  return element.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+}
+
 function drawChart(labels: string[], series: { label: string; values: number[] }[]) {
   const box = byId("chart");
   chart?.destroy();
@@ -75,7 +80,9 @@ function drawChart(labels: string[], series: { label: string; values: number[] }
   const colors = ["#2563eb", "#16a34a", "#d97706", "#9333ea"];
   chart = new uPlot(
     {
-      width: Math.max(320, box.clientWidth),
+      // The box's width inside its padding (clientWidth counts the padding): the chart and its
+      // legend then end where the card does.
+      width: Math.max(320, contentWidth(box)),
       height: 260,
       scales: { x: { time: false } },
       axes: [{ values: (_u, ticks) => ticks.map((i) => labels[Math.round(i)] ?? "") }, {}],

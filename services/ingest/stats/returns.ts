@@ -12,7 +12,9 @@
  * distinct count over millions of slices that took seconds at ten million
  * page views. The range's parts outside whole built days (its partial first
  * and last UTC days, and days not built yet) are read from the slices, and
- * their visitors counted when they have no day in [P, Q).
+ * their visitors counted when they have no day in [P, Q). Both tables are
+ * kept for all channels (channel_key '*') and per channel (channelKey), so a
+ * channel's visitors are counted the same way from its own days.
  *
  * Built in the background (buildVisitorDays) for UTC days that have ended,
  * in ascending order: a day's previous days depend on every earlier day, so
@@ -216,16 +218,12 @@ export function rangeVisitorsCtes(
   if (first >= end) first = end = startMs;
   const at = (ms: number) => `${params.add(iso(ms))}::timestamptz`;
   const [from, to, p, pEnd] = [at(startMs), at(endMs), at(first), at(end)];
-  const keys = scope.all && scope.channels
-    ? "true"
-    : scope.all
-    ? "r.channel_key = '*'"
-    : "r.channel_key <> '*'";
-  const restKeys = scope.all && scope.channels
-    ? `select distinct k.channel_key, r.visitor_key from rv_rest_slices r
-        cross join lateral (values ('*'), (${channelKey("r.channel")})) k(channel_key)`
-    : `select distinct ${scope.all ? "'*'" : channelKey("channel")} as channel_key, visitor_key
-         from rv_rest_slices`;
+  // The keys a slice of the rest counts under: '*' (all channels), its own channel.
+  const wanted = [
+    ...(scope.all ? ["('*')"] : []),
+    ...(scope.channels ? [`(${channelKey("r.channel")})`] : []),
+  ];
+  const keys = scope.all && scope.channels ? "true" : `r.channel_key ${scope.all ? "=" : "<>"} '*'`;
   // [p, q): the whole days from p on that are current, up to the first that is not. Days before
   // the site's first build row hold no data when that row is current: it was built only when no
   // earlier day had data or changes, and none has changed since.
@@ -251,7 +249,9 @@ export function rangeVisitorsCtes(
       select s.visitor_key, s.channel from ingest.visit_slices s
        where s.site_id = ${site} and not s.bot and s.bucket >= (select q from rv_q)
          and s.bucket < ${to}),
-    rv_rest as (${restKeys}),
+    rv_rest as (
+      select distinct k.channel_key, r.visitor_key from rv_rest_slices r
+       cross join lateral (values ${wanted.join(", ")}) k(channel_key)),
     rv_added as (
       -- A probe of the visitor days per visitor of the rest (a few thousand), never a join
       -- with every visitor day of the range (hundreds of thousands).

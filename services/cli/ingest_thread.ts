@@ -22,6 +22,7 @@ import type { ListenOptions, RunningService } from "../lib/service_runtime.ts";
 import { type PortTransport, portTransport, servePort } from "../lib/rpc/port_transport.ts";
 import type { TransportOptions } from "../lib/rpc/client.ts";
 import { startIngestService } from "../ingest/main.ts";
+import { failureReply, inWorker, startThread, type ThreadReply } from "./thread.ts";
 
 type ToWorker =
   | { type: "start"; config: Config; listen: ListenOptions }
@@ -29,17 +30,17 @@ type ToWorker =
   | { type: "serve"; calls: MessagePort }
   | { type: "close" };
 
-type FromWorker =
-  | { type: "started"; url: string; port: number }
-  | { type: "failed"; message: string; name: string; code?: string }
-  | { type: "closed" };
-
 export interface RunningIngestThread extends RunningService {
   /**
    * A Connect transport to the worker's handlers through a MessagePort, for
    * callers in this process; closed with the service.
    */
   transport(options?: TransportOptions): PortTransport;
+  /**
+   * A port whose calls the worker answers, for a caller on another thread
+   * (the gateway's second thread wraps it in `portTransport`); that caller closes it.
+   */
+  callPort(): MessagePort;
 }
 
 /** Starts ingest-service in a worker; resolves once it listens (migrated when asked). */
@@ -47,40 +48,31 @@ export async function startIngestThread(
   config: Config,
   listen: ListenOptions,
 ): Promise<RunningIngestThread> {
-  const worker = new Worker(import.meta.url, {
-    type: "module",
-    name: "ingest-service",
-  });
-  const replies: ((message: FromWorker) => void)[] = [];
-  worker.onmessage = (event: MessageEvent<FromWorker>) => replies.shift()?.(event.data);
-  const ask = (message: ToWorker) =>
-    new Promise<FromWorker>((resolve) => {
-      replies.push(resolve);
-      worker.postMessage(message);
-    });
+  const { worker, started, ask } = await startThread(
+    import.meta.url,
+    "ingest-service",
+    { type: "start", config, listen } satisfies ToWorker,
+  );
   const transports: PortTransport[] = [];
-  const started = await ask({ type: "start", config, listen });
-  if (started.type !== "started") {
-    worker.terminate();
-    const failure = started as Extract<FromWorker, { type: "failed" }>;
-    // The failure as the main thread would have seen it (a taken port keeps its code).
-    throw Object.assign(new Error(failure.message), { name: failure.name, code: failure.code });
-  }
+  const callPort = () => {
+    const channel = new MessageChannel();
+    worker.postMessage({ type: "serve", calls: channel.port2 } satisfies ToWorker, [
+      channel.port2,
+    ]);
+    return channel.port1;
+  };
   return {
     name: "ingest",
     url: started.url,
     port: started.port,
     transport(options = {}) {
-      const channel = new MessageChannel();
-      worker.postMessage({ type: "serve", calls: channel.port2 } satisfies ToWorker, [
-        channel.port2,
-      ]);
-      const transport = portTransport(channel.port1, options);
+      const transport = portTransport(callPort(), options);
       transports.push(transport);
       return transport;
     },
+    callPort,
     async close() {
-      await ask({ type: "close" });
+      await ask({ type: "close" } satisfies ToWorker);
       for (const transport of transports) transport.close("ingest-service closed");
       worker.terminate();
     },
@@ -89,7 +81,7 @@ export async function startIngestThread(
 
 /** What this module needs of a worker's global scope. */
 interface WorkerScope {
-  postMessage(message: FromWorker): void;
+  postMessage(message: ThreadReply): void;
   onmessage: ((event: MessageEvent<ToWorker>) => void) | null;
 }
 
@@ -119,13 +111,7 @@ function serveInWorker(scope: WorkerScope) {
           port: running.service.port,
         });
       } catch (error) {
-        const e = error as Error & { code?: string };
-        scope.postMessage({
-          type: "failed",
-          message: e?.message ?? String(error),
-          name: e?.name ?? "Error",
-          code: typeof e?.code === "string" ? e.code : undefined,
-        });
+        scope.postMessage(failureReply(error));
       }
     } else if (message.type === "serve") {
       // Sent only after "started": the service and its handlers exist.
@@ -139,8 +125,4 @@ function serveInWorker(scope: WorkerScope) {
   };
 }
 
-// WorkerGlobalScope exists only inside a worker: the main thread, importing
-// this module for startIngestThread, never serves.
-if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
-  serveInWorker(globalThis as unknown as WorkerScope);
-}
+if (inWorker) serveInWorker(globalThis as unknown as WorkerScope);

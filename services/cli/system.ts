@@ -13,6 +13,8 @@ import { startAuthService } from "../auth/main.ts";
 import { startContentService } from "../content/main.ts";
 import { startIngestService } from "../ingest/main.ts";
 import { startIngestThread } from "./ingest_thread.ts";
+import { type RunningGatewayThread, startGatewayThread } from "./gateway_thread.ts";
+import { LocalCounter } from "../gateway/rate_limit/counter.ts";
 import { TRACING } from "../lib/telemetry.ts";
 import { INGEST_TIMEOUT_MS, type RunningGateway, startGateway } from "../gateway/main.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
@@ -35,7 +37,8 @@ export interface SystemOptions {
   /**
    * Run ingest-service on a thread of its own (ingest_thread.ts) when
    * storage is Postgres and telemetry is off: `deno task start` does,
-   * unless INGEST_THREAD=off.
+   * unless INGEST_THREAD=off; with GATEWAY_THREAD=on the gateway gets a
+   * second thread too (gateway_thread.ts).
    * Tests keep every service on one thread, with their clock.
    */
   ingestThread?: boolean;
@@ -106,14 +109,37 @@ export async function startSystem(
     }
 
     const demoSiteKey = options.demoPage ? await liveDemoKey(resolved) : undefined;
+    // GATEWAY_THREAD=on, with ingest on its thread: the gateway's HTTP on a
+    // second thread too (gateway_thread.ts), sharing this thread's rate-limit windows.
+    const twoGateways = thread !== undefined && config.gatewayThread;
+    const windows = twoGateways ? new LocalCounter() : undefined;
+    if (twoGateways) await refuseTakenPort(config.host, config.port);
     const gateway = await startGateway({ ...platform, config: resolved }, {
       host: config.host,
       port: config.port,
+      reusePort: twoGateways,
     }, {
       demoSiteKey,
       // The ingest thread's handlers through a MessagePort instead of its HTTP port.
       ingestTransport: thread?.transport({ timeoutMs: INGEST_TIMEOUT_MS }),
+      counter: windows,
     });
+    let secondGateway: RunningGatewayThread | undefined;
+    if (thread && windows) {
+      try {
+        secondGateway = await startGatewayThread(resolved, {
+          listen: { host: config.host, port: gateway.port, reusePort: true },
+          demoSiteKey,
+          bus: platform.bus,
+          counter: windows,
+          clock: platform.clock,
+          ingestPort: thread.callPort(),
+        });
+      } catch (error) {
+        await gateway.close().catch(() => {});
+        throw error;
+      }
+    }
     return {
       config: resolved,
       gateway,
@@ -124,7 +150,7 @@ export async function startSystem(
       demoLoaded,
       demoPageUrl: demoSiteKey ? `${gateway.url}/demo/` : undefined,
       async close() {
-        await gateway.close();
+        await Promise.all([gateway.close(), secondGateway?.close()]);
         await closeAll();
       },
     };
@@ -132,6 +158,18 @@ export async function startSystem(
     await closeAll();
     throw error;
   }
+}
+
+/**
+ * Fails as a plain bind would when something listens on `port` already:
+ * SO_REUSEPORT would otherwise let a second copy of the system (the same
+ * user's) bind it too and silently take half of the first one's connections.
+ */
+async function refuseTakenPort(host: string, port: number) {
+  if (port === 0) return;
+  const probe = Deno.listen({ hostname: host, port });
+  probe.close();
+  await Promise.resolve();
 }
 
 /** The bundled demo site's key, when it is stored and not revoked. */

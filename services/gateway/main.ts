@@ -8,7 +8,7 @@ import { serviceClient } from "../lib/rpc/client.ts";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { Callers } from "./callers.ts";
 import { contentApi } from "./content_api.ts";
-import { LocalCounter } from "./rate_limit/counter.ts";
+import { LocalCounter, type WindowCounter } from "./rate_limit/counter.ts";
 import { ResilientCounter } from "./rate_limit/resilient_counter.ts";
 import { RateLimiter } from "./rate_limit/policy.ts";
 import { ResponseCache } from "./response_cache.ts";
@@ -33,12 +33,20 @@ const INGEST_BATCH_BYTES = 2 * 1024 * 1024;
 
 export interface RunningGateway {
   url: string;
+  /** The port listened on (the one asked for, or the one the system chose for 0). */
+  port: number;
   close(): Promise<void>;
 }
 
 export interface GatewayListen {
   host: string;
   port: number;
+  /**
+   * SO_REUSEPORT, so that the gateway's other thread listens on the same
+   * port (services/cli/gateway_thread.ts) and the kernel spreads connections
+   * between them.
+   */
+  reusePort?: boolean;
 }
 
 export interface GatewayExtras {
@@ -50,6 +58,12 @@ export interface GatewayExtras {
    * the same client interceptors and deadline as over HTTP. INGEST_URL otherwise.
    */
   ingestTransport?: Transport;
+  /**
+   * The rate-limit windows, when this process's gateway threads share them
+   * (rate_limit/port_counter.ts); without Redis only. Else Redis when it is
+   * configured, or windows of this gateway's own.
+   */
+  counter?: WindowCounter;
 }
 
 /**
@@ -102,7 +116,7 @@ export async function startGateway(
   };
   const counter = platform.redis
     ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log)
-    : new LocalCounter();
+    : extras.counter ?? new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
   const answers = new ResponseCache(bus, clock, config.responseCacheMaxBytes);
@@ -147,12 +161,18 @@ export async function startGateway(
     },
   });
   const server = Deno.serve(
-    { hostname: listen.host, port: listen.port, onListen: () => {} },
+    {
+      hostname: listen.host,
+      port: listen.port,
+      reusePort: listen.reusePort ?? false,
+      onListen: () => {},
+    },
     handler,
   );
   const shownHost = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host;
   return {
     url: `http://${shownHost}:${server.addr.port}`,
+    port: server.addr.port,
     async close() {
       // Stops accepting and waits for the requests in flight (their batches included).
       const shutdown = server.shutdown();

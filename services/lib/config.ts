@@ -76,6 +76,14 @@ export interface Config {
    * main thread.
    */
   ingestThread: boolean;
+  /**
+   * GATEWAY_THREAD=on: with ingest-service on its thread, `deno task start`
+   * also serves the gateway's HTTP on a second thread (the same port,
+   * SO_REUSEPORT). Off by default: on two cores it gained nothing, neither
+   * for durable events nor for content reads (docs/benchmarks.md); it is
+   * for machines with cores to spare.
+   */
+  gatewayThread: boolean;
 }
 
 /**
@@ -124,6 +132,15 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   }
   return value;
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "on" && raw !== "off") {
+    throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+  }
+  return raw === "on";
 }
 
 function url(env: Env, name: string, fallback: string, protocols: string[]): string {
@@ -208,6 +225,7 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
     statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
     ingestThread: (env.INGEST_THREAD ?? "") !== "off",
+    gatewayThread: onOff(env, "GATEWAY_THREAD", false),
   };
 }
 

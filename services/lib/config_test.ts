@@ -25,3 +25,15 @@ describe("INGEST_THREAD", () => {
     expect(start({ INGEST_THREAD: "off" }).ingestThread).toBe(false);
   });
 });
+
+describe("GATEWAY_THREAD", () => {
+  it("is off unless set to on", () => {
+    expect(start({}).gatewayThread).toBe(false);
+    expect(start({ GATEWAY_THREAD: "on" }).gatewayThread).toBe(true);
+    expect(start({ GATEWAY_THREAD: "off" }).gatewayThread).toBe(false);
+  });
+
+  it("refuses anything else, naming the setting", () => {
+    expect(() => start({ GATEWAY_THREAD: "yes" })).toThrow(/GATEWAY_THREAD must be on or off/);
+  });
+});

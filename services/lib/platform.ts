@@ -26,6 +26,8 @@ export interface OpenPlatformOptions {
   database: boolean;
   log?: Logger;
   clock?: Clock;
+  /** The bus to use when there is no Redis (a thread fed by the main thread's bus). */
+  localBus?: Bus;
 }
 
 export async function openPlatform(
@@ -43,7 +45,9 @@ export async function openPlatform(
     redis?.disconnect();
     throw error;
   }
-  const bus = redis ? createRedisBus(redis, log, config.redisKeyPrefix) : createLocalBus();
+  const bus = redis
+    ? createRedisBus(redis, log, config.redisKeyPrefix)
+    : options.localBus ?? createLocalBus();
   return {
     config,
     log,

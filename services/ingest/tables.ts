@@ -189,7 +189,14 @@ export function recordOf<C extends Columns>(table: Table<C>, names: (keyof C & s
  */
 export function insertFromJson<C extends Columns>(
   table: Table<C>,
-  options: { onConflict?: "do nothing"; returning?: string } = {},
+  options: {
+    onConflict?: "do nothing";
+    returning?: string;
+    /** The parameter holding the rows' JSON array ($1 unless given). */
+    param?: number;
+    /** A condition on each row (`r`) of the array. */
+    where?: string;
+  } = {},
 ): string {
   const names = Object.keys(table.columns) as (keyof C & string)[];
   const values = names.map((name) => {
@@ -199,7 +206,8 @@ export function insertFromJson<C extends Columns>(
   return [
     `insert into ${table.name} (${names.join(", ")})`,
     `select ${values.join(", ")}`,
-    `from json_to_recordset($1::json) as ${recordOf(table, names)}`,
+    `from json_to_recordset($${options.param ?? 1}::json) as ${recordOf(table, names)}`,
+    options.where ? `where ${options.where}` : "",
     options.onConflict ? `on conflict ${options.onConflict}` : "",
     options.returning ? `returning ${options.returning}` : "",
   ].filter((line) => line !== "").join("\n");

@@ -36,6 +36,7 @@ import {
 import {
   addCounters,
   type CounterDelta,
+  counterDeltas,
   insertLeadsWithUpkeep,
   insertWithUpkeep,
   rehomeSlices,
@@ -74,12 +75,41 @@ const INSERT_SESSIONS = insertFromJson(SESSIONS, {
   returning: "site_id, session_id",
 });
 const INSERT_PAGE_VIEWS = insertFromJson(PAGE_VIEWS);
-const INSERT_EVENT_IDS = insertFromJson(EVENT_IDS, {
-  onConflict: "do nothing",
-  returning: "site_id, event_id",
-});
-const INSERT_EVENTS = insertFromJson(EVENTS);
 const INSERT_LEADS = insertFromJson(LEADS, { onConflict: "do nothing" });
+
+/**
+ * The events' statement, one round trip for what took three: it claims the
+ * ids ($2, sorted by key: concurrent writers lock alike) and inserts the
+ * events ($1) whose id it won or that have none, keeps the reports' tables,
+ * and marks the first event of a type (an import that drops the type then
+ * archives it; once a type has one, that update matches no row and locks
+ * nothing). It answers the ids won (`won`, a JSON array of [site, id]) and
+ * the counter deltas.
+ */
+function eventsStatement(upkeep: boolean): string {
+  const claimIds = `won as (${
+    insertFromJson(EVENT_IDS, {
+      param: 2,
+      onConflict: "do nothing",
+      returning: "site_id, event_id",
+    })
+  })`;
+  const insert = insertFromJson(EVENTS, {
+    where: `r.event_id is null or exists
+      (select 1 from won w where w.site_id = r.site_id and w.event_id = r.event_id)`,
+  });
+  const firstOfType = `first_of_type as (
+    update ingest.event_types t set first_event_at = now()
+      from (select distinct site_id, name from ins) r
+     where t.site_id = r.site_id and t.name = r.name and t.first_event_at is null)`;
+  return insertWithUpkeep("event", insert, upkeep, {
+    before: [claimIds],
+    after: [firstOfType],
+    answer: `(select json_agg(json_build_array(site_id, event_id)) from won)::text as won`,
+  });
+}
+const EVENTS_WITH_UPKEEP = eventsStatement(true);
+const EVENTS_WITHOUT_UPKEEP = eventsStatement(false);
 
 /** What a page view, event or lead inherits from its session. */
 interface SessionInfo {
@@ -375,41 +405,28 @@ async function writeEvents(
     if (claims.has(k)) results[e.index].duplicate = true;
     else claims.set(k, e);
   }
-  if (claims.size > 0) {
-    const proposed: RowOf<typeof EVENT_IDS.columns>[] = [...claims.values()]
-      .map(({ row }) => ({
-        site_id: row.site_id,
-        event_id: row.event_id!,
-        received_at: row.received_at,
-      }))
-      .sort(byKey((r) => r.event_id));
-    const won = await tx.query<{ site_id: string; event_id: string }>(
-      INSERT_EVENT_IDS,
-      [json(proposed)],
-    );
-    const fresh = new Set(won.map((r) => key(r.site_id, r.event_id)));
-    for (const [k, e] of claims) if (!fresh.has(k)) results[e.index].duplicate = true;
-  }
-  const stored = events.filter((e) => !results[e.index].duplicate);
-  if (stored.length === 0) return;
-  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = stored.map(({ row }) =>
+  const proposed: RowOf<typeof EVENT_IDS.columns>[] = [...claims.values()]
+    .map(({ row }) => ({
+      site_id: row.site_id,
+      event_id: row.event_id!,
+      received_at: row.received_at,
+    }))
+    .sort(byKey((r) => r.event_id));
+  const candidates = events.filter((e) => !results[e.index].duplicate);
+  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = candidates.map(({ row }) =>
     inherit(row, sessions)
   );
-  deltas.push(
-    ...takeNotes(
-      await tx.query<CounterDelta>(insertWithUpkeep("event", INSERT_EVENTS, upkeep), [json(rows)]),
-      notes,
-    ),
+  const answer = await tx.query<CounterDelta & { won: string | null }>(
+    upkeep ? EVENTS_WITH_UPKEEP : EVENTS_WITHOUT_UPKEEP,
+    [json(rows), json(proposed)],
   );
-  // The first event of a type locks its name: an import that drops the type archives it.
-  const types = new Map<string, { site_id: string; name: string }>();
-  for (const { row } of stored) types.set(key(row.site_id, row.name), row);
-  await tx.query(
-    `update ingest.event_types t set first_event_at = now()
-       from json_to_recordset($1::json) as ${recordOf(EVENTS, ["site_id", "name"])}
-      where t.site_id = r.site_id and t.name = r.name and t.first_event_at is null`,
-    [json([...types.values()].map((t) => ({ site_id: t.site_id, name: t.name })))],
+  const won = new Set(
+    (JSON.parse(answer[0]?.won ?? "null") as [string, string][] | null ?? [])
+      .map(([site, id]) => key(site, id)),
   );
+  for (const [k, e] of claims) if (!won.has(k)) results[e.index].duplicate = true;
+  const changes = takeNotes(answer, notes).map(({ won: _, ...delta }) => delta);
+  deltas.push(...counterDeltas(changes));
 }
 
 async function writeLeads(

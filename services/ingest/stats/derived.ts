@@ -439,15 +439,48 @@ export function insertWithUpkeep(
   kind: "pageview" | "event",
   insert: string,
   upkeep: boolean,
+  parts: WriterStatementParts = {},
 ): string {
-  if (!upkeep) return insert;
+  const before = (parts.before ?? []).map((cte) => `${cte}, `).join("");
+  const after = (parts.after ?? []).map((cte) => `, ${cte}`).join("");
+  if (!upkeep) {
+    if (!before && !after && !parts.answer) return insert;
+    return `with ${before}ins as (${insert} returning *)${after} select ${
+      parts.answer ?? "1 where false"
+    }`;
+  }
   const rows = `select ${INSERTED_ROW_COLUMNS[kind]} from ins x`;
-  return `with ins as (${insert} returning *), d as (${rows}), ${
+  // With an answer of its own, one row even when no counter changes.
+  const deltas = parts.answer
+    ? `(select 1) as one left join (${COUNTER_DELTAS}) as deltas on true`
+    : `(${COUNTER_DELTAS}) as deltas`;
+  return `with ${before}ins as (${insert} returning *), d as (${rows}), ${
     upkeepParts({ slices: TABLES.slices, visits: TABLES.visits }).join(", ")
-  } select site_id, bucket::text as bucket, bot, kind::int as kind, name, currency,
-           n::float8 as n, valued::float8 as valued, revenue::text as revenue, ${UPKEEP_NOTES}
-      from (${COUNTER_DELTAS}) as deltas`;
+  }${after} select ${parts.answer ? `${parts.answer}, ` : ""}site_id, bucket::text as bucket, bot,
+           kind::int as kind, name, currency, n::float8 as n, valued::float8 as valued,
+           revenue::text as revenue, ${UPKEEP_NOTES}
+      from ${deltas}`;
 }
+
+/** What a writer's statement does besides its insert and upkeep (insertWithUpkeep). */
+export interface WriterStatementParts {
+  /** CTEs before the insert, which it may read (the event ids it won, say). */
+  before?: readonly string[];
+  /** CTEs after it, which may read `ins` (the inserted rows). */
+  after?: readonly string[];
+  /**
+   * One more answer column (an expression), on a row of its own when no
+   * counter changes; that row's counter columns are null (counterDeltas drops it).
+   */
+  answer?: string;
+}
+
+/**
+ * The counter deltas of a statement's answer, without a row that carries
+ * none (a null site: `answer`'s own row; none at all without upkeep).
+ */
+export const counterDeltas = <T extends { site_id?: string | null }>(rows: T[]) =>
+  rows.filter((row) => typeof row.site_id === "string");
 
 /** The leads' statement: insert, then all upkeep at once (leads are few), answering `answer`. */
 export function insertLeadsWithUpkeep(insert: string, answer: string, upkeep: boolean): string {

@@ -47,3 +47,54 @@ describe.runIf(DATABASE_URL)("the prepare option on Postgres", () => {
     }
   });
 });
+
+describe.runIf(DATABASE_URL)("a transaction on Postgres", () => {
+  it("commits what it wrote, in one transaction, and sees its own writes", async () => {
+    const fresh = await freshDatabase("postgres");
+    try {
+      await fresh.db.exec("create table t (n int)");
+      const inside = await fresh.db.transaction(async (tx) => {
+        await tx.query("insert into t values (1), (2)");
+        // The insert's transaction id, had it run on its own before BEGIN, would be gone (null).
+        const [{ xid }] = await tx.query<{ xid: string | null }>(
+          "select txid_current_if_assigned()::text as xid",
+        );
+        const [{ again }] = await tx.query<{ again: string }>(
+          "select txid_current()::text as again",
+        );
+        const [{ n }] = await tx.query<{ n: number }>("select count(*)::int as n from t");
+        return { xid, again, n };
+      });
+      // BEGIN went out before the first statement: every statement ran in one transaction.
+      expect(inside.xid).not.toBeNull();
+      expect(inside.again).toBe(inside.xid);
+      expect(inside.n).toBe(2);
+      expect(await fresh.db.query("select n from t order by n")).toEqual([{ n: 1 }, { n: 2 }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it("rolls back everything when its function throws, and the connection serves again", async () => {
+    const fresh = await freshDatabase("postgres");
+    try {
+      await fresh.db.exec("create table t (n int primary key)");
+      await expect(fresh.db.transaction(async (tx) => {
+        await tx.query("insert into t values (1)");
+        throw new Error("changed my mind");
+      })).rejects.toThrow("changed my mind");
+      await expect(fresh.db.transaction(async (tx) => {
+        await tx.query("insert into t values (2)");
+        await tx.query("insert into t values (2)");
+      })).rejects.toThrow(/duplicate key/);
+      expect(await fresh.db.query("select n from t")).toEqual([]);
+      // More transactions than the pool has connections: each was given back.
+      for (let i = 10; i < 40; i++) {
+        await fresh.db.transaction((tx) => tx.query("insert into t values ($1)", [i]));
+      }
+      expect(await fresh.db.query("select count(*)::int as n from t")).toEqual([{ n: 30 }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});

@@ -33,7 +33,13 @@ import {
 } from "../gateway/main.ts";
 import type { LocalCounter } from "../gateway/rate_limit/counter.ts";
 import { PortCounter, serveCounter } from "../gateway/rate_limit/port_counter.ts";
-import { failureReply, inWorker, startThread, type ThreadReply } from "./thread.ts";
+import {
+  failureReply,
+  inWorker,
+  startOnPlatform,
+  startThread,
+  type ThreadReply,
+} from "./thread.ts";
 
 interface Ports {
   /** Calls to ingest-service's handlers (the ingest thread's `callPort`). */
@@ -134,22 +140,17 @@ function serveInWorker(scope: WorkerScope) {
           log,
           localBus: config.redisUrl ? undefined : createForwardedBus(ports.bus, log),
         });
-        try {
-          const gateway = await startGateway(platform, message.listen, {
-            demoSiteKey: message.demoSiteKey,
-            ingestTransport: ingest,
-            counter: platform.redis ? undefined : counter,
-          });
-          running = { gateway, platform, close: closePorts };
-        } catch (error) {
-          await platform.close().catch(() => {});
-          throw error;
-        }
-        scope.postMessage({
-          type: "started",
-          url: running.gateway.url,
-          port: running.gateway.port,
-        });
+        const started = await startOnPlatform(
+          platform,
+          () =>
+            startGateway(platform, message.listen, {
+              demoSiteKey: message.demoSiteKey,
+              ingestTransport: ingest,
+              counter: platform.redis ? undefined : counter,
+            }),
+        );
+        running = { gateway: started.running, platform, close: closePorts };
+        scope.postMessage(started.reply);
       } catch (error) {
         closePorts();
         scope.postMessage(failureReply(error));

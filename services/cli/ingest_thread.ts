@@ -22,7 +22,13 @@ import type { ListenOptions, RunningService } from "../lib/service_runtime.ts";
 import { type PortTransport, portTransport, servePort } from "../lib/rpc/port_transport.ts";
 import type { TransportOptions } from "../lib/rpc/client.ts";
 import { startIngestService } from "../ingest/main.ts";
-import { failureReply, inWorker, startThread, type ThreadReply } from "./thread.ts";
+import {
+  failureReply,
+  inWorker,
+  startOnPlatform,
+  startThread,
+  type ThreadReply,
+} from "./thread.ts";
 
 type ToWorker =
   | { type: "start"; config: Config; listen: ListenOptions }
@@ -99,17 +105,12 @@ function serveInWorker(scope: WorkerScope) {
           database: true,
           log: createLogger(config.logLevel),
         });
-        try {
-          running = { service: await startIngestService(platform, message.listen), platform };
-        } catch (error) {
-          await platform.close().catch(() => {});
-          throw error;
-        }
-        scope.postMessage({
-          type: "started",
-          url: running.service.url,
-          port: running.service.port,
-        });
+        const started = await startOnPlatform(
+          platform,
+          () => startIngestService(platform, message.listen),
+        );
+        running = { service: started.running, platform };
+        scope.postMessage(started.reply);
       } catch (error) {
         scope.postMessage(failureReply(error));
       }

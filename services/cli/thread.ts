@@ -41,6 +41,23 @@ export async function startThread(
   return { worker, started, ask };
 }
 
+/**
+ * The worker's start: `start` on a platform it opened, which is closed again
+ * when the start fails; answers the "started" reply to send.
+ */
+export async function startOnPlatform<T extends { url: string; port: number }>(
+  platform: { close(): Promise<void> },
+  start: () => Promise<T>,
+): Promise<{ running: T; reply: ThreadReply }> {
+  try {
+    const running = await start();
+    return { running, reply: { type: "started", url: running.url, port: running.port } };
+  } catch (error) {
+    await platform.close().catch(() => {});
+    throw error;
+  }
+}
+
 /** A failure as the worker sends it to the main thread. */
 export function failureReply(error: unknown): ThreadReply {
   const e = error as Error & { code?: string };

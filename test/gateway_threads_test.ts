@@ -81,6 +81,16 @@ describe.skipIf(!DATABASE_URL).each(
     expect(await listeners(Number(new URL(sys.url).port))).toBe(2);
   });
 
+  it("refuses the port when this system holds it, though with SO_REUSEPORT", async () => {
+    const port = new URL(sys.url).port;
+    await expect(startTestSystem({
+      storage: "postgres",
+      threads: true,
+      env: { PORT: port, GATEWAY_THREAD: "on" },
+    })).rejects.toThrow(Deno.errors.AddrInUse);
+    expect(await listeners(Number(port))).toBe(2);
+  });
+
   it("counts one limit for both threads", async () => {
     const { siteKey } = await demoKeys();
     const reads = [];

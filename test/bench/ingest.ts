@@ -20,7 +20,7 @@ import { serviceArgs, type StartedProcess, startTask } from "../helpers/process.
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { HttpConnection } from "./http_client.ts";
-import { cpuMicros, percentile } from "./measure.ts";
+import { cpuMicros, percentile, threadShares, threadTicks } from "./measure.ts";
 import { ensureWrk, wrk } from "./wrk.ts";
 import { loadConfig } from "../../services/lib/config.ts";
 import { adminClients, SITE_SERVICES } from "../../services/cli/admin_clients.ts";
@@ -314,7 +314,12 @@ async function httpRow(path: string, url: string, db: Database, pids: number[]) 
   const run = uniqueId("b");
   await load(url, `w${run}`, WARMUP, 3);
   const cpuBefore = cpuMicros(pids);
+  // Per thread too, for one process (deno task start): which thread, if any, is full.
+  const threadsBefore = pids.length === 1 ? threadTicks(pids[0]) : undefined;
   const result = await load(url, run, EVENTS, SECONDS);
+  const threads = threadsBefore
+    ? threadShares(threadsBefore, threadTicks(pids[0]), result.seconds)
+    : "–";
   for (const [what, n] of result.failures) console.error(`${path}: ${n} failed, first: ${what}`);
   const cpuUs = (cpuMicros(pids) - cpuBefore) / Math.max(1, result.ok);
   const [{ stored }] = await db.query<{ stored: number }>(
@@ -332,6 +337,7 @@ async function httpRow(path: string, url: string, db: Database, pids: number[]) 
     "CPU µs/event": Math.round(cpuUs),
     "load CPU µs/event": Math.round(result.cpuMicros / Math.max(1, result.ok)),
     "stored rows": stored,
+    "threads, % of a core": threads,
   };
 }
 

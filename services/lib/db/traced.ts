@@ -28,11 +28,15 @@ export function summarize(text: string): StatementSummary {
   let operation = (body.match(/^[a-z]+/i)?.[0] ?? "").toUpperCase();
   let rest = body;
   if (operation === "WITH") {
-    // The statement after the common table expressions says what it does.
+    // The statement after the common table expressions says what it does,
+    // unless it only answers for CTEs that write: then the first write does
+    // (the writer's statements insert in CTEs and select what they changed).
     const main = body.match(/\)\s*(select|insert|update|delete)\b([\s\S]*)$/i);
-    if (main) {
-      operation = main[1].toUpperCase();
-      rest = main[1] + main[2];
+    const write = body.match(/\bas\s*\(\s*(insert|update|delete)\b([\s\S]*)$/i);
+    const said = main?.[1].toLowerCase() === "select" && write ? write : main;
+    if (said) {
+      operation = said[1].toUpperCase();
+      rest = said[1] + said[2];
     }
   }
   const pattern = TABLE_AFTER[operation];

@@ -29,6 +29,21 @@ describe("summarize", () => {
     ).toEqual({ operation: "INSERT", table: "leads" });
   });
 
+  it("names a statement that writes in its CTEs and selects after them by its first write", () => {
+    expect(
+      summarize(
+        `with won as (insert into ingest.event_ids (a) select a from json_to_recordset($2) r
+           returning a), ins as (insert into ingest.events (a) select a from won returning *),
+         first_of_type as (update ingest.event_types t set n = 1)
+         select count(*) from ins`,
+      ),
+    ).toEqual({ operation: "INSERT", table: "ingest.event_ids" });
+    expect(summarize("with r as (select 1) select * from r join t using (a)")).toEqual({
+      operation: "SELECT",
+      table: "r",
+    });
+  });
+
   it("keeps statements without a table to their operation", () => {
     expect(summarize("select 1")).toEqual({ operation: "SELECT" });
     expect(summarize("begin")).toEqual({ operation: "BEGIN" });

@@ -2,10 +2,11 @@
  * The gateway's second thread inside `deno task start` (a Worker with its
  * own isolate and event loop): a whole gateway listening on the main
  * thread's port with SO_REUSEPORT, so the kernel hands each new connection to
- * one of the two and the gateway's HTTP work gets a core of its own. One
- * thread did not fit the ingest target: its work per durable event (Deno's
- * HTTP layer above all) filled a core at about 9,700 events a second
- * (docs/benchmarks.md, "the gateway's thread, measured").
+ * one of the two and the gateway's HTTP work gets a core of its own. Only
+ * with GATEWAY_THREAD=on: on two cores it gained nothing, as the gateway's
+ * thread was not full (durable ingest waits on its commits, and the content
+ * benchmark's load generator shares the cores; docs/benchmarks.md, "the
+ * gateway on two threads"); it is for machines with cores to spare.
  *
  * It is a gateway like any other replica, with what one process's gateways
  * must share handed over from the main thread through MessagePorts:
@@ -146,7 +147,8 @@ function serveInWorker(scope: WorkerScope) {
             startGateway(platform, message.listen, {
               demoSiteKey: message.demoSiteKey,
               ingestTransport: ingest,
-              counter: platform.redis ? undefined : counter,
+              // Not used with Redis: startGateway then counts there.
+              counter,
             }),
         );
         running = { gateway: started.running, platform, close: closePorts };

@@ -113,7 +113,7 @@ export async function startSystem(
     // second thread too (gateway_thread.ts), sharing this thread's rate-limit windows.
     const twoGateways = thread !== undefined && config.gatewayThread;
     const windows = twoGateways ? new LocalCounter() : undefined;
-    if (twoGateways) await refuseTakenPort(config.host, config.port);
+    if (twoGateways) refuseTakenPort(config.host, config.port);
     const gateway = await startGateway({ ...platform, config: resolved }, {
       host: config.host,
       port: config.port,
@@ -165,11 +165,9 @@ export async function startSystem(
  * SO_REUSEPORT would otherwise let a second copy of the system (the same
  * user's) bind it too and silently take half of the first one's connections.
  */
-async function refuseTakenPort(host: string, port: number) {
+function refuseTakenPort(host: string, port: number) {
   if (port === 0) return;
-  const probe = Deno.listen({ hostname: host, port });
-  probe.close();
-  await Promise.resolve();
+  Deno.listen({ hostname: host, port }).close();
 }
 
 /** The bundled demo site's key, when it is stored and not revoked. */

@@ -69,6 +69,33 @@ describe("readLimitedText's time limit", () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 
+  it("refuses stalled bodies each at its own deadline, while others read on", async () => {
+    const first = stalled();
+    const second = stalled();
+    const started = performance.now();
+    const firstRead = readLimitedText(
+      new Request("http://x/", { method: "POST", ...first }),
+      8192,
+      80,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const secondRead = readLimitedText(
+      new Request("http://x/", { method: "POST", ...second }),
+      8192,
+      80,
+    );
+    // A body that arrives between the two deadlines is read whole.
+    expect(await readLimitedText(post("between"), 100, 80)).toBe("between");
+    await expect(firstRead).rejects.toBeInstanceOf(BodyTimeoutError);
+    const firstRefused = performance.now() - started;
+    expect(second.state.cancelled).toBe(false);
+    await expect(secondRead).rejects.toBeInstanceOf(BodyTimeoutError);
+    const secondRefused = performance.now() - started;
+    expect(firstRefused).toBeGreaterThanOrEqual(80);
+    expect(secondRefused).toBeGreaterThanOrEqual(120);
+    expect(first.state.cancelled && second.state.cancelled).toBe(true);
+  });
+
   it("reads a body that arrives within the time", async () => {
     expect(await readLimitedText(post("quick"), 100, 1000)).toBe("quick");
   });

@@ -20,7 +20,7 @@ import {
 import { type Code, publicFields } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
-import { type Handler, json, jsonError, type RequestContext } from "./http.ts";
+import { type Handler, JSON_TYPE, jsonError, type RequestContext, withRequestId } from "./http.ts";
 import { marketingCors, marketingPreflight, withCors } from "./cors.ts";
 import { httpErrorOf, httpErrorOfReason } from "./rpc_errors.ts";
 import type { Caller, Callers } from "./callers.ts";
@@ -63,6 +63,10 @@ export interface MarketingApiOptions {
   /** HTTP_BODY_TIMEOUT_MS: the longest a body may take to arrive. */
   bodyTimeoutMs?: number;
 }
+
+const SERVER_ANSWER_HEADERS = { "content-type": JSON_TYPE, "cache-control": "no-store" };
+const STORED_ANSWER = JSON.stringify({ ok: true, duplicate: false });
+const DUPLICATE_ANSWER = JSON.stringify({ ok: true, duplicate: true });
 
 /** The page's origin: the Origin header, else the origin of the Referer header. */
 export function pageOrigin(headers: Headers): string | null {
@@ -160,11 +164,20 @@ export function marketingApi(options: MarketingApiOptions): Handler {
       );
       return error(failure.status, failure.body);
     }
-    if (!asServer) return withCors(new Response(null, { status: 204 }), cors);
+    // The answers are made with all their headers at once: a header set on a
+    // made Response costs Deno the native answer it prepared (http.ts).
+    if (!asServer) return new Response(null, { status: 204, headers: withRequestId(ctx, cors) });
     const duplicate = result.outcome === Outcome.DUPLICATE;
-    const answer: Record<string, unknown> = { ok: true, duplicate };
-    if (def.kind === "lead") answer.id = result.id;
-    return json(200, answer, { "cache-control": "no-store" });
+    if (def.kind !== "lead") {
+      return new Response(duplicate ? DUPLICATE_ANSWER : STORED_ANSWER, {
+        status: 200,
+        headers: withRequestId(ctx, SERVER_ANSWER_HEADERS),
+      });
+    }
+    return new Response(JSON.stringify({ ok: true, duplicate, id: result.id }), {
+      status: 200,
+      headers: withRequestId(ctx, SERVER_ANSWER_HEADERS),
+    });
   };
 
   return async (ctx) => {

@@ -52,7 +52,10 @@ export function groupCommitFor(
   timeoutMs = 3_000,
 ): GroupCommit<WriteItem, WriteResult> {
   return new GroupCommit<WriteItem, WriteResult>(
-    (items) => retrying(() => db.transaction((tx) => writeGroup(tx, items, statsUpkeep))),
+    (items) =>
+      retrying(() =>
+        db.transaction((tx) => writeGroup(tx, items, statsUpkeep, { endsTransaction: true }))
+      ),
     // PGlite is one connection; on Postgres a second transaction overlaps the first's commit.
     {
       maxConcurrent: db.kind === "pglite" ? 1 : 2,

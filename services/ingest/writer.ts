@@ -140,6 +140,10 @@ export async function writeGroup(
   connection: Queryable,
   items: readonly WriteItem[],
   upkeep = true,
+  options: {
+    /** The transaction ends with this group: its last statement is sent with the COMMIT. */
+    endsTransaction?: boolean;
+  } = {},
 ): Promise<WriteResult[]> {
   const tx = prepared(connection);
   const results: WriteResult[] = items.map(() => ({ duplicate: false }));
@@ -164,7 +168,7 @@ export async function writeGroup(
   await rehomeSlices(tx, notes.rehomed);
   // Last: the hot rows of the reports' counters and changed days are locked only until the
   // commit that follows.
-  await addCounters(tx, deltas, notes);
+  await addCounters(tx, deltas, notes, { last: options.endsTransaction });
   return results;
 }
 

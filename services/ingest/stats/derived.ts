@@ -512,6 +512,7 @@ export async function addCounters(
   tx: Queryable,
   deltas: CounterDelta[],
   notes: UpkeepNotes = new UpkeepNotes(),
+  options: { last?: boolean } = {},
 ): Promise<void> {
   if (deltas.length === 0 && notes.days.size === 0 && notes.spans.size === 0) return;
   const merged = new Map<string, CounterDelta>();
@@ -554,6 +555,7 @@ export async function addCounters(
       `[${[...notes.days].join(",")}]`,
       JSON.stringify([...notes.spans]),
     ],
+    { last: options.last },
   );
 }
 

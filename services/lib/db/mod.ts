@@ -24,6 +24,15 @@ export interface QueryOptions {
    * built per request. The embedded store ignores it.
    */
   prepare?: boolean;
+  /**
+   * The transaction's last statement: on Postgres its COMMIT goes out right
+   * behind it instead of after its answer, a round trip fewer per transaction.
+   * A statement after it fails. If it fails, the COMMIT rolls back. The work
+   * that follows it in the transaction's function must not fail: it would be
+   * reported as failed although committed. Outside a transaction, and on the
+   * embedded store, it changes nothing.
+   */
+  last?: boolean;
 }
 
 export interface Queryable {

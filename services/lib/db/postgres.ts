@@ -109,14 +109,42 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
         // Sent now, before fn's first statement: a postgres.js query goes out
         // only when executed, and awaiting one executes it a microtask later.
         const begun = connection.unsafe("begin").execute();
+        const statements = queryable(connection);
+        // Sent behind the statement marked last (QueryOptions.last), else after fn.
+        let commit: Promise<unknown> | undefined;
+        const tx: Queryable = {
+          query<R extends Row>(
+            text: string,
+            params: readonly Param[] = [],
+            options: QueryOptions = {},
+          ) {
+            if (commit) {
+              return Promise.reject(new Error("a statement after the transaction's last one"));
+            }
+            if (!options.last) return statements.query<R>(text, params, options);
+            // Both executed now, in this order (queryable's await would send the
+            // statement a microtask later, behind the COMMIT).
+            const rows = connection.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+              prepare: options.prepare ?? false,
+            }).execute();
+            commit = connection.unsafe("commit").execute();
+            commit.catch(() => {}); // awaited below, where its failure is reported
+            return rows.then((r) => r as unknown as R[]);
+          },
+          exec: (script) =>
+            commit
+              ? Promise.reject(new Error("a statement after the transaction's last one"))
+              : statements.exec(script),
+        };
         let result: T;
         try {
-          [, result] = await Promise.all([begun, fn(queryable(connection))]);
+          [, result] = await Promise.all([begun, fn(tx)]);
+          await (commit ?? connection.unsafe("commit"));
         } catch (error) {
-          await connection.unsafe("rollback").catch(() => {});
+          // After a COMMIT sent early, the failed transaction ended with it (as a rollback).
+          await (commit ?? connection.unsafe("rollback")).catch(() => {});
           throw error;
         }
-        await connection.unsafe("commit");
         return result;
       } finally {
         connection.release();

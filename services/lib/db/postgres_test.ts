@@ -97,4 +97,46 @@ describe.runIf(DATABASE_URL)("a transaction on Postgres", () => {
       await fresh.drop();
     }
   });
+  it("sends COMMIT behind the statement marked last, which ran inside the transaction", async () => {
+    const fresh = await freshDatabase("postgres");
+    try {
+      await fresh.db.exec("create table t (n int primary key)");
+      const ids = await fresh.db.transaction(async (tx) => {
+        const [{ xid }] = await tx.query<{ xid: string }>(
+          "insert into t values (1) returning txid_current()::text as xid",
+        );
+        const [{ last }] = await tx.query<{ last: string }>(
+          "insert into t values (2) returning txid_current()::text as last",
+          [],
+          { last: true, prepare: true },
+        );
+        // Nothing may follow the last statement.
+        await expect(tx.query("select 1")).rejects.toThrow(/after the transaction's last/);
+        await expect(tx.exec("select 1")).rejects.toThrow(/after the transaction's last/);
+        return { xid, last };
+      });
+      expect(ids.last).toBe(ids.xid);
+      expect(await fresh.db.query("select n from t order by n")).toEqual([{ n: 1 }, { n: 2 }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it("rolls back everything when the last statement fails, and the connection serves again", async () => {
+    const fresh = await freshDatabase("postgres");
+    try {
+      await fresh.db.exec("create table t (n int primary key)");
+      for (let i = 0; i < 12; i++) {
+        await expect(fresh.db.transaction(async (tx) => {
+          await tx.query("insert into t values (1)");
+          await tx.query("insert into t values (1)", [], { last: true });
+        })).rejects.toThrow(/duplicate key/);
+      }
+      expect(await fresh.db.query("select n from t")).toEqual([]);
+      await fresh.db.transaction((tx) => tx.query("insert into t values (3)", [], { last: true }));
+      expect(await fresh.db.query("select n from t")).toEqual([{ n: 3 }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
 });

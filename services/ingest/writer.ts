@@ -163,7 +163,10 @@ export async function writeGroup(
   // the days the statements changed and the longest visits they saw.
   const notes = new UpkeepNotes();
   await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas, notes);
-  await writeEvents(tx, events, sessions, results, upkeep, deltas, notes);
+  // Without upkeep nothing follows the events' statement in a group of events alone.
+  const eventsLast = options.endsTransaction === true && !upkeep && views.length === 0 &&
+    leads.length === 0;
+  await writeEvents(tx, events, sessions, results, upkeep, deltas, notes, eventsLast);
   await writeLeads(tx, leads, sessions, results, upkeep, notes);
   await rehomeSlices(tx, notes.rehomed);
   // Last: the hot rows of the reports' counters and changed days are locked only until the
@@ -399,6 +402,7 @@ async function writeEvents(
   upkeep: boolean,
   deltas: CounterDelta[],
   notes: UpkeepNotes,
+  last = false,
 ): Promise<void> {
   if (events.length === 0) return;
   // An id seen earlier in this group is a duplicate of that item.
@@ -423,6 +427,7 @@ async function writeEvents(
   const answer = await tx.query<CounterDelta & { won: string | null }>(
     upkeep ? EVENTS_WITH_UPKEEP : EVENTS_WITHOUT_UPKEEP,
     [json(rows), json(proposed)],
+    { last },
   );
   const won = new Set(
     (JSON.parse(answer[0]?.won ?? "null") as [string, string][] | null ?? [])

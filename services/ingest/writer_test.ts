@@ -53,4 +53,44 @@ describe.runIf(DATABASE_URL)("the writer on Postgres", () => {
     expect(new Set(texts).size).toBe(texts.length);
     expect(statements.some((s) => s.calls >= 2)).toBe(true);
   });
+  it("ends the transaction with its last statement, with upkeep or without", async () => {
+    const from = Date.parse("2026-10-02T00:00:00Z");
+    await new Partitions(fresh.db).ensure([from]);
+    const items = [...generateVisits({
+      siteId: "last",
+      fromMs: from,
+      toMs: from + 3_600_000,
+      pageViews: 30,
+      eventsPerView: 1,
+      seed: 5,
+    })].flat();
+    // Events alone, each with an id, as servers send them.
+    const events = items.flatMap((item, i) =>
+      item.kind === "event" ? [{ ...item, row: { ...item.row, event_id: `e${i}` } }] : []
+    );
+    const views = items.filter((item) => item.kind === "view");
+    expect(events.length).toBeGreaterThan(10);
+    expect(views.length).toBeGreaterThan(10);
+    const half = Math.floor(events.length / 2);
+    const write = (group: typeof items, upkeep: boolean) =>
+      fresh.db.transaction((tx) => writeGroup(tx, group, upkeep, { endsTransaction: true }));
+    const stored = async () =>
+      (await fresh.db.query<{ n: number }>(
+        "select count(*)::int as n from ingest.events where site_id = 'last'",
+      ))[0].n;
+    // The events' statement is the last without upkeep; the counters' with it.
+    expect((await write(events.slice(0, half), false)).every((r) => !r.duplicate)).toBe(true);
+    expect((await write(events.slice(half), true)).every((r) => !r.duplicate)).toBe(true);
+    expect(await stored()).toBe(events.length);
+    // Every event again, among page views: each answered as a duplicate, none stored twice.
+    const again = await write([...views, ...events], true);
+    expect(again.slice(views.length).every((r) => r.duplicate)).toBe(true);
+    expect(again.slice(0, views.length).every((r) => !r.duplicate)).toBe(true);
+    expect(await stored()).toBe(events.length);
+    const [{ n }] = await fresh.db.query<{ n: number }>(
+      "select coalesce(sum(n), 0)::int as n from ingest.stat_counters where site_id = 'last' and kind = 2",
+    );
+    // Counted once: the half written with upkeep.
+    expect(n).toBe(events.length - half);
+  });
 });

@@ -54,7 +54,8 @@ export async function databaseWithTraffic(
   await new Partitions(db).ensure(months);
   const visits = [...generateVisits(traffic)].map(reshape);
   for (const group of inGroups(visits, 60)) {
-    await db.transaction((tx) => writeGroup(tx, group));
+    // As ingest-service's group commit writes (its last statement with COMMIT behind it).
+    await db.transaction((tx) => writeGroup(tx, group, true, { endsTransaction: true }));
   }
   return fresh;
 }
@@ -109,7 +110,9 @@ export async function writeLastRowFirst(db: Database, traffic: TrafficOptions): 
     const rows = [...items].sort((a, b) =>
       Date.parse(b.row.received_at) - Date.parse(a.row.received_at)
     );
-    for (const item of rows) await db.transaction((tx) => writeGroup(tx, [item]));
+    for (const item of rows) {
+      await db.transaction((tx) => writeGroup(tx, [item], true, { endsTransaction: true }));
+    }
   }
 }
 

@@ -17,7 +17,8 @@
  *   messages (keys revoked, content changed) are forwarded from the main
  *   thread, where auth and content publish them (lib/bus.ts `forwardBus`);
  *   with Redis the thread counts and subscribes there itself, as another
- *   process would.
+ *   process would, and while Redis is away both threads count in the main
+ *   thread's windows (exact for the process, as without Redis).
  * Its own are its caches (keys, answers) and its batcher.
  */
 import type { Config } from "../lib/config.ts";
@@ -45,7 +46,7 @@ import {
 interface Ports {
   /** Calls to ingest-service's handlers (the ingest thread's `callPort`). */
   ingest: MessagePort;
-  /** The main thread's rate-limit windows (used without Redis). */
+  /** The main thread's rate-limit windows (with Redis, while it is away). */
   counter: MessagePort;
   /** The main thread's bus messages (used without Redis). */
   bus: MessagePort;
@@ -147,7 +148,7 @@ function serveInWorker(scope: WorkerScope) {
             startGateway(platform, message.listen, {
               demoSiteKey: message.demoSiteKey,
               ingestTransport: ingest,
-              // Not used with Redis: startGateway then counts there.
+              // With Redis, the windows used while Redis is away.
               counter,
             }),
         );

@@ -60,8 +60,9 @@ export interface GatewayExtras {
   ingestTransport?: Transport;
   /**
    * The rate-limit windows, when this process's gateway threads share them
-   * (rate_limit/port_counter.ts); without Redis only. Else Redis when it is
-   * configured, or windows of this gateway's own.
+   * (rate_limit/port_counter.ts): with Redis, those used while Redis is away;
+   * without, the windows. Else Redis when it is configured, or windows of
+   * this gateway's own.
    */
   counter?: WindowCounter;
 }
@@ -115,7 +116,7 @@ export async function startGateway(
     ingest: serviceClient(Health, config.ingestUrl),
   };
   const counter = platform.redis
-    ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log)
+    ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log, extras.counter)
     : extras.counter ?? new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });

@@ -152,6 +152,23 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
     },
   },
   {
+    name: "30 days, Ad channels by visit:ad_link (the dashboard's)",
+    body: {
+      metrics: ["visits", "events", "leads", "revenue"],
+      dimensions: ["visit:ad_link"],
+      date_range: ["2026-10-02", "2026-10-31"],
+      limit: 100,
+    },
+  },
+  {
+    name: "30 days, conversion rate of one event (the dashboard's Events)",
+    body: {
+      metrics: ["conversion_rate"],
+      filters: [["is", "event:name", ["purchase"]]],
+      date_range: ["2026-10-02", "2026-10-31"],
+    },
+  },
+  {
     name: 'event:page contains "blog", 30 days',
     body: {
       metrics: ["pageviews", "events"],

@@ -12,15 +12,17 @@
  *   bounce rate, duration and views per visit (a visit's slices in range
  *   summed), grouped and filtered by visit: attributes, which every slice
  *   carries (so only the range's slices are read); revenue then
- *   still comes from the counters when no visit: dimension or filter is asked.
+ *   still comes from the counters when no visit: dimension or filter is asked,
+ *   else from the range's valued events, each joined to its own slice for its
+ *   visit's attributes.
  * - Visit sums per local period (periods.ts) answer what the slices would by
  *   day, week or month alone or by visit:channel, by visit:channel alone, and
  *   without any dimension, without filters or bots: the Traffic report, the
  *   dashboard's summary and its breakdown by channel; the visitors of their
  *   totals and of channels over the whole range come from the visitor days
  *   (returns.ts).
- * - event:page, conversion_rate, event:name together with visit: dimensions
- *   or filters, and revenue by visit: attributes read the stored rows.
+ * - event:page, conversion_rate, and event:name together with visit:
+ *   dimensions or filters read the stored rows.
  *
  * The derived tables are exact for any range whose ends are 15-minute UTC
  * marks (every local midnight of every zone in use); a range that is not
@@ -49,7 +51,7 @@ import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
 import { periodPartials, queryPeriods } from "./periods.ts";
-import { QUARTER_HOUR_MS } from "./derived.ts";
+import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
 
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
 const VISIT_METRICS: MetricName[] = [
@@ -85,16 +87,19 @@ function tablesPath(plan: Plan): "counters" | "visits" | undefined {
   const eventDims = [...query.dimensions, ...query.filters.map((f) => f.dimension)]
     .filter((d) => d.startsWith("event:"));
   if (eventDims.includes("event:page")) return undefined;
-  const byVisit = query.dimensions.some(isVisitDimension) ||
-    query.filters.some((f) => isVisitDimension(f.dimension));
+  const byVisit = byVisitOf(query);
   if (eventDims.length > 0) {
     if (byVisit || !query.metrics.every((m) => ROW_METRICS.includes(m))) return undefined;
     return "counters";
   }
-  if (byVisit && query.metrics.includes("revenue")) return undefined;
   if (byVisit || query.metrics.some((m) => VISIT_METRICS.includes(m))) return "visits";
   return "counters";
 }
+
+/** Whether a query has a visit: dimension or filter. */
+const byVisitOf = (query: Plan["query"]) =>
+  query.dimensions.some(isVisitDimension) ||
+  query.filters.some((f) => isVisitDimension(f.dimension));
 
 const dims = (cols: string[]) =>
   [0, 1, 2].map((i) => `${i < cols.length ? `${cols[i]}::text` : "null::text"} as d${i}`)
@@ -118,6 +123,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   const parts: string[] = [];
   const tag = (level: string, p: string) => (level === "g" ? p : p.toUpperCase());
   const needsRevenue = query.metrics.includes("revenue");
+  const byVisit = byVisitOf(query);
 
   // The range's counters: whole UTC days inside one bucket of every time dimension from the
   // day counters, the rest by the quarter hour (day_runs.ts); each span one index range.
@@ -233,9 +239,35 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
         null
         from svisits ${groupBy(cols)}`);
     }
-    if (needsRevenue) countersFrom();
+    if (needsRevenue && byVisit) {
+      // Revenue by visit: attributes: each valued event joined to its own slice (the slices'
+      // key), which carries its visit's attributes; the events' range and the slices'
+      // filters as above. Only valued events are read: far fewer than the rows of the range.
+      const revSelects = query.dimensions.map((d, i) => {
+        const t = timeCols.get(i);
+        return t
+          ? `${bucketOf("e.received_at", t)} as g${i}`
+          : `s.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
+      });
+      ctes.push(`rev as (
+        select ${revSelects.map((c) => `${c}, `).join("")}e.currency, e.value
+          from ingest.events e
+          join (select * from ${slices}) s
+            on s.site_id = e.site_id and s.bucket = ${bucket15("e.received_at")}
+           and s.visit_key = coalesce('s' || e.session_id, 'r' || e.seq)
+           and s.visitor_key = coalesce('v' || e.visitor_id, 's' || e.session_id, 'r' || e.seq)
+           and s.bot = coalesce(e.bot, false)
+         where e.site_id = ${site} and e.received_at >= ${from} and e.received_at < ${to}
+           and e.value is not null and e.currency is not null)`);
+      for (const level of levels(query)) {
+        const cols = level === "g" ? gcols : [];
+        parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(value))::text, null, null,
+          null, currency
+          from rev ${groupBy([...cols, "currency"])}`);
+      }
+    } else if (needsRevenue) countersFrom();
   }
-  if (needsRevenue) {
+  if (needsRevenue && !(path === "visits" && byVisit)) {
     for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
       parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(revenue))::text, null, null,

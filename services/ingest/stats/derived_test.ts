@@ -60,6 +60,18 @@ const QUERIES: Record<string, Json>[] = [
   { metrics: ["events", "revenue"], dimensions: ["event:name", "time:day"] },
   { metrics: ["events", "revenue"], filters: [["is", "event:name", ["purchase"]]] },
   { metrics: ["revenue", "visitors", "visit_duration"], dimensions: ["time:day"] },
+  // Revenue by visit: attributes: each valued event's slice (the dashboard's Ad channels).
+  { metrics: ["visits", "events", "leads", "revenue"], dimensions: ["visit:source"] },
+  {
+    metrics: ["revenue", "visits"],
+    dimensions: ["time:day", "visit:channel"],
+    filters: [["is_not", "visit:channel", ["direct"]]],
+  },
+  {
+    metrics: ["events", "revenue"],
+    filters: [["contains", "visit:entry_page", ["/"]]],
+    include: { bots: true },
+  },
   { metrics: ["visitors"], include: { bots: true } },
   {
     metrics: ["visits", "pageviews"],
@@ -154,9 +166,16 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
     const used = await compareAll(db);
     // The comparison means something only if the queries did read the derived tables.
     // The Traffic query, with its totals, reads the visit sums per local period (periods_test.ts).
-    expect(used).toEqual({ periods: 7 * 1, visits: 7 * 8, counters: 7 * 4, rows: 7 * 3 });
+    expect(used).toEqual({ periods: 7 * 1, visits: 7 * 11, counters: 7 * 4, rows: 7 * 3 });
     const sample = await answersOf(db, { ...QUERIES[0], date_range: MONTH }, "UTC");
     expect(sample.reference.rows.length).toBeGreaterThan(50);
+    // Revenue by a visit: attribute, from the slices: in both currencies, in several groups.
+    const bySource = QUERIES.find((q) => JSON.stringify(q.dimensions) === '["visit:source"]')!;
+    const revenue = await answersOf(db, { ...bySource, date_range: MONTH }, "UTC");
+    expect(revenue.path).toBe("visits");
+    const maps = revenue.derived!.rows.map((r) => r.metrics[3] as Map<string, bigint>);
+    expect(maps.filter((m) => m.size > 0).length).toBeGreaterThan(2);
+    expect(new Set(maps.flatMap((m) => [...m.keys()]))).toEqual(new Set(["EUR", "USD"]));
   }, 120_000);
 
   it("answer the same rows without totals, which they then leave out", async () => {

@@ -21,8 +21,11 @@
  *   dashboard's summary and its breakdown by channel; the visitors of their
  *   totals and of channels over the whole range come from the visitor days
  *   (returns.ts).
- * - event:page, conversion_rate, and event:name together with visit:
- *   dimensions or filters read the stored rows.
+ * - conversion_rate alone, without dimensions or bots, filtered by
+ *   event:name only (the dashboard's Events): its visitors as the summary
+ *   without dimensions counts them, the converted from the range's events.
+ * - event:page, other conversion_rate queries, and event:name together with
+ *   visit: dimensions or filters read the stored rows.
  *
  * The derived tables are exact for any range whose ends are 15-minute UTC
  * marks (every local midnight of every zone in use); a range that is not
@@ -67,9 +70,30 @@ const VISIT_METRICS: MetricName[] = [
  * rows without visits ("rows", for a query that reads nothing of visits), or
  * undefined: the stored rows with every visit's attributes (the reference).
  */
-export type DerivedPath = "periods" | "counters" | "visits" | "rows";
+export type DerivedPath = "periods" | "counters" | "visits" | "rows" | "conversion";
+
+/**
+ * conversion_rate alone, without dimensions or bots, filtered by event:name
+ * only (the dashboard's Events report, one query per event): its visitors
+ * are the range's visitors, which the derived tables count (a summary
+ * without dimensions), and those of them who converted are the distinct
+ * visitors of the range's matching events, far fewer rows than all of them.
+ */
+function isPlainConversion(plan: Plan): boolean {
+  const { query } = plan;
+  return query.metrics.length === 1 && query.metrics[0] === "conversion_rate" &&
+    query.dimensions.length === 0 && !query.includeBots && query.filters.length > 0 &&
+    query.filters.every((f) => f.dimension === "event:name");
+}
+
+/** A plain conversion's visitors: the same range's visitors, without its filters. */
+const reachOf = (plan: Plan): Plan => ({
+  ...plan,
+  query: { ...plan.query, metrics: ["visitors"], filters: [] },
+});
 
 export function derivedPath(plan: Plan): DerivedPath | undefined {
+  if (isPlainConversion(plan) && derivedPath(reachOf(plan))) return "conversion";
   const tables = tablesPath(plan);
   if (tables === "visits" && queryPeriods(plan)) return "periods";
   return tables ??
@@ -288,11 +312,36 @@ export async function derivedPartials(
 ): Promise<Partials | undefined> {
   const path = derivedPath(plan);
   if (!path) return undefined;
+  if (path === "conversion") return conversionPartials(db, plan);
   if (path === "rows") return rowsPartials(db, plan);
   if (path === "periods") return periodPartials(db, plan);
   const params = new Params();
   const rows = await db.query<PartRow>(derivedSql(plan, path, params), params.list);
   return readParts(plan, rows);
+}
+
+/** A plain conversion (isPlainConversion): its visitors from the derived tables, the converted from the events. */
+async function conversionPartials(db: Queryable, plan: Plan): Promise<Partials | undefined> {
+  const reached = await derivedPartials(db, reachOf(plan));
+  if (!reached) return undefined;
+  const params = new Params();
+  // The visitor key as the slices and the reference have it (derived.ts rowColumns).
+  const [row] = await db.query<{ n: string }>(
+    `select count(distinct visitor_key)::text as n from (
+       select ${KIND.event}::smallint as kind, name,
+              coalesce('v' || visitor_id, 's' || session_id, 'r' || seq) as visitor_key
+         from ingest.events
+        where site_id = ${params.add(plan.siteId)} and received_at >= ${
+      instant(params, plan.startMs)
+    }
+          and received_at < ${instant(params, plan.endMs)} and bot is not true) e
+      where ${and(eventFilters(plan.query, params))}`,
+    params.list,
+  );
+  return {
+    groups: reached.groups,
+    all: { ...reached.all, reached: reached.all.visitors, converted: Number(row.n) },
+  };
 }
 
 export interface EngineOptions {

@@ -60,6 +60,12 @@ const QUERIES: Record<string, Json>[] = [
   { metrics: ["events", "revenue"], dimensions: ["event:name", "time:day"] },
   { metrics: ["events", "revenue"], filters: [["is", "event:name", ["purchase"]]] },
   { metrics: ["revenue", "visitors", "visit_duration"], dimensions: ["time:day"] },
+  // The dashboard's Events: one event's conversion rate, the range's visitors from the tables.
+  { metrics: ["conversion_rate"], filters: [["is", "event:name", ["purchase"]]] },
+  {
+    metrics: ["conversion_rate"],
+    filters: [["contains", "event:name", ["UP"]], ["is_not", "event:name", ["download"]]],
+  },
   // Revenue by visit: attributes: each valued event's slice (the dashboard's Ad channels).
   { metrics: ["visits", "events", "leads", "revenue"], dimensions: ["visit:source"] },
   {
@@ -166,9 +172,22 @@ describe.each(STORAGES)("the derived tables on %s", (storage) => {
     const used = await compareAll(db);
     // The comparison means something only if the queries did read the derived tables.
     // The Traffic query, with its totals, reads the visit sums per local period (periods_test.ts).
-    expect(used).toEqual({ periods: 7 * 1, visits: 7 * 11, counters: 7 * 4, rows: 7 * 3 });
+    expect(used).toEqual({
+      periods: 7 * 1,
+      visits: 7 * 11,
+      counters: 7 * 4,
+      rows: 7 * 3,
+      conversion: 7 * 2,
+    });
     const sample = await answersOf(db, { ...QUERIES[0], date_range: MONTH }, "UTC");
     expect(sample.reference.rows.length).toBeGreaterThan(50);
+    // One event's conversion rate from the tables and the events: a share, neither 0 nor all.
+    const converting = QUERIES.find((q) => JSON.stringify(q.metrics) === '["conversion_rate"]')!;
+    const conversion = await answersOf(db, { ...converting, date_range: MONTH }, "UTC");
+    expect(conversion.path).toBe("conversion");
+    const rate = conversion.derived!.rows[0].metrics[0] as number;
+    expect(rate).toBeGreaterThan(0);
+    expect(rate).toBeLessThan(100);
     // Revenue by a visit: attribute, from the slices: in both currencies, in several groups.
     const bySource = QUERIES.find((q) => JSON.stringify(q.dimensions) === '["visit:source"]')!;
     const revenue = await answersOf(db, { ...bySource, date_range: MONTH }, "UTC");

@@ -68,6 +68,32 @@ const TRAFFIC_METRICS: Json[] = [
   "visit_duration",
 ];
 
+/** The queries of the dashboard's Ad channels and Events reports (one event's) over a range. */
+function dashboardQueries(
+  label: string,
+  range: Json,
+): { name: string; body: Record<string, Json> }[] {
+  return [
+    {
+      name: `${label}, Ad channels by visit:ad_link (the dashboard's)`,
+      body: {
+        metrics: ["visits", "events", "leads", "revenue"],
+        dimensions: ["visit:ad_link"],
+        date_range: range,
+        limit: 100,
+      },
+    },
+    {
+      name: `${label}, conversion rate of one event (the dashboard's Events)`,
+      body: {
+        metrics: ["conversion_rate"],
+        filters: [["is", "event:name", ["purchase"]]],
+        date_range: range,
+      },
+    },
+  ];
+}
+
 const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "Traffic, 30 days, time:day × visit:channel",
@@ -134,40 +160,8 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       date_range: ["2026-10-02", "2026-10-31"],
     },
   },
-  {
-    name: "12 months, Ad channels by visit:ad_link (the dashboard's)",
-    body: {
-      metrics: ["visits", "events", "leads", "revenue"],
-      dimensions: ["visit:ad_link"],
-      date_range: ["2025-11-01", "2026-10-31"],
-      limit: 100,
-    },
-  },
-  {
-    name: "12 months, conversion rate of one event (the dashboard's Events)",
-    body: {
-      metrics: ["conversion_rate"],
-      filters: [["is", "event:name", ["purchase"]]],
-      date_range: ["2025-11-01", "2026-10-31"],
-    },
-  },
-  {
-    name: "30 days, Ad channels by visit:ad_link (the dashboard's)",
-    body: {
-      metrics: ["visits", "events", "leads", "revenue"],
-      dimensions: ["visit:ad_link"],
-      date_range: ["2026-10-02", "2026-10-31"],
-      limit: 100,
-    },
-  },
-  {
-    name: "30 days, conversion rate of one event (the dashboard's Events)",
-    body: {
-      metrics: ["conversion_rate"],
-      filters: [["is", "event:name", ["purchase"]]],
-      date_range: ["2026-10-02", "2026-10-31"],
-    },
-  },
+  ...dashboardQueries("12 months", ["2025-11-01", "2026-10-31"]),
+  ...dashboardQueries("30 days", ["2026-10-02", "2026-10-31"]),
   {
     name: 'event:page contains "blog", 30 days',
     body: {

@@ -168,13 +168,12 @@ export function marketingApi(options: MarketingApiOptions): Handler {
     // made Response costs Deno the native answer it prepared (http.ts).
     if (!asServer) return new Response(null, { status: 204, headers: withRequestId(ctx, cors) });
     const duplicate = result.outcome === Outcome.DUPLICATE;
-    if (def.kind !== "lead") {
-      return new Response(duplicate ? DUPLICATE_ANSWER : STORED_ANSWER, {
-        status: 200,
-        headers: withRequestId(ctx, SERVER_ANSWER_HEADERS),
-      });
-    }
-    return new Response(JSON.stringify({ ok: true, duplicate, id: result.id }), {
+    const answer = def.kind === "lead"
+      ? JSON.stringify({ ok: true, duplicate, id: result.id })
+      : duplicate
+      ? DUPLICATE_ANSWER
+      : STORED_ANSWER;
+    return new Response(answer, {
       status: 200,
       headers: withRequestId(ctx, SERVER_ANSWER_HEADERS),
     });

@@ -54,7 +54,7 @@ import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
 import { periodPartials, queryPeriods } from "./periods.ts";
-import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
+import { bucket15, QUARTER_HOUR_MS, storedRows } from "./derived.ts";
 
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
 const VISIT_METRICS: MetricName[] = [
@@ -270,33 +270,32 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
       const revSelects = query.dimensions.map((d, i) => {
         const t = timeCols.get(i);
         return t
-          ? `${bucketOf("e.received_at", t)} as g${i}`
+          ? `${bucketOf("e.at", t)} as g${i}`
           : `s.${VISIT_COLUMN[d as VisitDimension]} as g${i}`;
       });
+      const valued = storedRows(
+        "event",
+        `x.site_id = ${site} and x.received_at >= ${from} and x.received_at < ${to}
+         and x.value is not null and x.currency is not null`,
+      );
       ctes.push(`rev as (
-        select ${revSelects.map((c) => `${c}, `).join("")}e.currency, e.value
-          from ingest.events e
+        select ${revSelects.map((c) => `${c}, `).join("")}e.currency, e.value as revenue
+          from (${valued}) e
           join (select * from ${slices}) s
-            on s.site_id = e.site_id and s.bucket = ${bucket15("e.received_at")}
-           and s.visit_key = coalesce('s' || e.session_id, 'r' || e.seq)
-           and s.visitor_key = coalesce('v' || e.visitor_id, 's' || e.session_id, 'r' || e.seq)
-           and s.bot = coalesce(e.bot, false)
-         where e.site_id = ${site} and e.received_at >= ${from} and e.received_at < ${to}
-           and e.value is not null and e.currency is not null)`);
-      for (const level of levels(query)) {
-        const cols = level === "g" ? gcols : [];
-        parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(value))::text, null, null,
-          null, currency
-          from rev ${groupBy([...cols, "currency"])}`);
-      }
+            on s.site_id = e.site_id and s.bucket = ${bucket15("e.at")}
+           and s.visit_key = e.visit_key and s.visitor_key = e.visitor_key and s.bot = e.bot)`);
     } else if (needsRevenue) countersFrom();
   }
-  if (needsRevenue && !(path === "visits" && byVisit)) {
+  if (needsRevenue) {
+    // From the counters, or by visit: attributes from the valued events (rev, above).
+    const source = path === "visits" && byVisit
+      ? "rev"
+      : `cg where kind = ${KIND.event} and valued`;
     for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
       parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(revenue))::text, null, null,
         null, currency
-        from cg where kind = ${KIND.event} and valued ${groupBy([...cols, "currency"])}`);
+        from ${source} ${groupBy([...cols, "currency"])}`);
     }
   }
   return `with ${ctes.join(",\n")}\n${parts.join("\nunion all\n")}`;
@@ -325,17 +324,14 @@ async function conversionPartials(db: Queryable, plan: Plan): Promise<Partials |
   const reached = await derivedPartials(db, reachOf(plan));
   if (!reached) return undefined;
   const params = new Params();
-  // The visitor key as the slices and the reference have it (derived.ts rowColumns).
+  const events = storedRows(
+    "event",
+    `x.site_id = ${params.add(plan.siteId)} and x.received_at >= ${instant(params, plan.startMs)}
+     and x.received_at < ${instant(params, plan.endMs)}`,
+  );
   const [row] = await db.query<{ n: string }>(
-    `select count(distinct visitor_key)::text as n from (
-       select ${KIND.event}::smallint as kind, name,
-              coalesce('v' || visitor_id, 's' || session_id, 'r' || seq) as visitor_key
-         from ingest.events
-        where site_id = ${params.add(plan.siteId)} and received_at >= ${
-      instant(params, plan.startMs)
-    }
-          and received_at < ${instant(params, plan.endMs)} and bot is not true) e
-      where ${and(eventFilters(plan.query, params))}`,
+    `select count(distinct visitor_key)::text as n from (${events}) e
+      where not bot and ${and(eventFilters(plan.query, params))}`,
     params.list,
   );
   return {

@@ -3,6 +3,12 @@ import type { Database, Param, Queryable, QueryOptions, Row } from "./mod.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql | postgres.ReservedSql;
 
+/** A statement as postgres.js makes it: sent when executed (or first awaited). */
+const statement = (sql: Sql, text: string, params: readonly Param[], options: QueryOptions) =>
+  sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+    prepare: options.prepare ?? false,
+  });
+
 function queryable(sql: Sql): Queryable {
   return {
     async query<T extends Row>(
@@ -10,10 +16,7 @@ function queryable(sql: Sql): Queryable {
       params: readonly Param[] = [],
       options: QueryOptions = {},
     ) {
-      const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-        prepare: options.prepare ?? false,
-      });
-      return rows as unknown as T[];
+      return (await statement(sql, text, params, options)) as unknown as T[];
     },
     async exec(script: string) {
       await sql.unsafe(script);
@@ -124,9 +127,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
             if (!options.last) return statements.query<R>(text, params, options);
             // Both executed now, in this order (queryable's await would send the
             // statement a microtask later, behind the COMMIT).
-            const rows = connection.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-              prepare: options.prepare ?? false,
-            }).execute();
+            const rows = statement(connection, text, params, options).execute();
             commit = connection.unsafe("commit").execute();
             commit.catch(() => {}); // awaited below, where its failure is reported
             return rows.then((r) => r as unknown as R[]);

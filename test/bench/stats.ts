@@ -145,7 +145,7 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
     },
   },
   {
-    name: "12 months by visit:source (read from the slices)",
+    name: "12 months by visit:source (the dashboard's breakdown)",
     body: {
       metrics: TRAFFIC_METRICS,
       dimensions: ["visit:source"],
@@ -171,6 +171,15 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       date_range: ["2026-10-02", "2026-10-31"],
     },
   },
+  ...["entry_page", "country"].map((attribute) => ({
+    name: `12 months by visit:${attribute} (the dashboard's breakdown)`,
+    body: {
+      metrics: TRAFFIC_METRICS,
+      dimensions: [`visit:${attribute}`],
+      date_range: ["2025-11-01", "2026-10-31"],
+      limit: 100,
+    },
+  })),
 ];
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -281,9 +290,8 @@ export async function run(): Promise<BenchReport> {
     // periods have ended: first the queries that read them without any (each period from the
     // slices), then the build, timed.
     await db.exec(
-      `delete from ingest.visit_period_sums; delete from ingest.visit_periods;
-       delete from ingest.visitor_channel_days; delete from ingest.visitor_channel_returns;
-       delete from ingest.visitor_channel_builds`,
+      `delete from ingest.visit_attribute_sums; delete from ingest.visit_attribute_periods;
+       delete from ingest.visitor_attribute_returns; delete from ingest.visitor_attribute_builds`,
     );
     for (const [index, { query, plan }] of plans) {
       if (derivedPath(plan) !== "periods") continue;
@@ -301,14 +309,14 @@ export async function run(): Promise<BenchReport> {
     );
     const daysStarted = performance.now();
     const days = await buildVisitorDays(db, SITE, TO + DAY_MS);
-    const [kept] = await db.query<{ visitor_days: number; returns: number }>(
-      `select (select count(*) from ingest.visitor_channel_days)::int as visitor_days,
-              (select count(*) from ingest.visitor_channel_returns)::int as returns`,
+    const [kept] = await db.query<{ sums: number; returns: number }>(
+      `select (select count(*) from ingest.visit_attribute_sums)::int as sums,
+              (select count(*) from ingest.visitor_attribute_returns)::int as returns`,
     );
     report.notes!.push(
-      `visitor days: ${days.built} UTC days built in ${
+      `visitors by previous day: ${days.built} UTC days built in ${
         round((performance.now() - daysStarted) / 1000)
-      } s (${kept.visitor_days} visitor days, ${kept.returns} rows of visitors by previous day)`,
+      } s (${kept.returns} rows; ${kept.sums} rows of period sums)`,
     );
     for (const [index, { query, plan }] of plans) {
       const { name } = QUERIES[index];

@@ -16,11 +16,12 @@
  *   else from the range's valued events, each joined to its own slice for its
  *   visit's attributes.
  * - Visit sums per local period (periods.ts) answer what the slices would by
- *   day, week or month alone or by visit:channel, by visit:channel alone, and
- *   without any dimension, without filters or bots: the Traffic report, the
- *   dashboard's summary and its breakdown by channel; the visitors of their
- *   totals and of channels over the whole range come from the visitor days
- *   (returns.ts).
+ *   day, week or month alone or with one visit: dimension, by one visit:
+ *   dimension alone, and without any dimension, without filters or bots: the
+ *   Traffic report, the dashboard's summary, its breakdowns and its Ad
+ *   channels (their revenue from the range's valued events, as above); the
+ *   visitors of their totals and of an attribute's values over the whole
+ *   range come from the visitors by previous day (returns.ts).
  * - conversion_rate alone, without dimensions or bots, filtered by
  *   event:name only (the dashboard's Events): its visitors as the summary
  *   without dimensions counts them, the converted from the range's events.
@@ -53,7 +54,7 @@ import { type Span, splitByDays } from "./day_runs.ts";
 import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
-import { periodPartials, queryPeriods } from "./periods.ts";
+import { periodRows, queryPeriods } from "./periods.ts";
 import { bucket15, QUARTER_HOUR_MS, storedRows } from "./derived.ts";
 
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
@@ -130,8 +131,18 @@ const dims = (cols: string[]) =>
     .join(", ");
 const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}` : "");
 
-/** The statement of a query read from the counters or the slices (path as derivedPath chose). */
-export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
+/**
+ * The statement of a query read from the counters or the slices (path as
+ * derivedPath chose). With `revenueOnly` (a query whose only metric is
+ * revenue), only the revenue's parts: its groups are then only those with
+ * revenue, for a caller that has the others' rows.
+ */
+export function derivedSql(
+  plan: Plan,
+  path: "counters" | "visits",
+  params: Params,
+  { revenueOnly = false } = {},
+): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
   const humans = query.includeBots ? "" : " and not bot";
@@ -248,7 +259,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
        ${groupBy(svKeys)}),
       svisits as (select vf.pv, vf.ev, vf.dur_ms
              ${visitSelects.length ? ", " + visitSelects.join(", ") : ""} from vf)`);
-    for (const level of levels(query)) {
+    for (const level of revenueOnly ? [] : levels(query)) {
       const cols = level === "g" ? gcols : [];
       const distinct = level === "g"
         ? "count(*)"
@@ -293,8 +304,9 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
       : `cg where kind = ${KIND.event} and valued`;
     for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
-      parts.push(`select '${tag(level, "m")}', ${dims(cols)}, (sum(revenue))::text, null, null,
-        null, currency
+      // Named: with revenueOnly these are the statement's first parts.
+      parts.push(`select '${tag(level, "m")}' as part, ${dims(cols)}, (sum(revenue))::text as n1,
+        null::text as n2, null::text as n3, null::text as n4, currency as cur
         from ${source} ${groupBy([...cols, "currency"])}`);
     }
   }
@@ -313,7 +325,23 @@ export async function derivedPartials(
   if (!path) return undefined;
   if (path === "conversion") return conversionPartials(db, plan);
   if (path === "rows") return rowsPartials(db, plan);
-  if (path === "periods") return periodPartials(db, plan);
+  if (path === "periods") {
+    const rows = await periodRows(db, plan);
+    if (!rows) return undefined;
+    if (plan.query.metrics.includes("revenue")) {
+      // Revenue by the query's visit: attribute, from the range's valued events (the sums
+      // hold none); every group it names has visits, which the sums' rows name too.
+      const revenue = { ...plan, query: { ...plan.query, metrics: ["revenue" as const] } };
+      const revenueParams = new Params();
+      rows.push(
+        ...await db.query<PartRow>(
+          derivedSql(revenue, "visits", revenueParams, { revenueOnly: true }),
+          revenueParams.list,
+        ),
+      );
+    }
+    return readParts(plan, rows);
+  }
   const params = new Params();
   const rows = await db.query<PartRow>(derivedSql(plan, path, params), params.list);
   return readParts(plan, rows);

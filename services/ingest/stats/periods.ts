@@ -1,12 +1,15 @@
 /**
- * Visit sums per local period (ingest.visit_periods, ingest.visit_period_sums):
- * for each period of a site (a local day, week or month, as its first and
- * end instants) and channel, the visitors, page views, events and leads of
- * its slices that are not bots, and the visits that begin in it (their first
- * row that is not a bot) with their bounces, duration and page views, whole.
- * The Traffic query (days by channel) and the 12-month visitors query read
- * them instead of every slice of their range: distinct visitors and grouped
- * visits are what made those queries take seconds at ten million page views.
+ * Visit sums per local period (ingest.visit_attribute_periods,
+ * ingest.visit_attribute_sums): for each period of a site (a local day, week
+ * or month, as its first and end instants), for all visits and per value of
+ * each visit attribute (channel, source, UTM tags, entry page, country, ...),
+ * the visitors, page views, events and leads of its slices that are not
+ * bots, and the visits that begin in it (their first row that is not a bot)
+ * with their bounces, duration and page views, whole. The Traffic query
+ * (days by channel), the 12-month visitors query and the dashboard's
+ * breakdowns read them instead of every slice of their range: distinct
+ * visitors and grouped visits are what made those queries take seconds at
+ * ten million page views.
  *
  * Built in the background (buildPeriodSums) for periods that have ended.
  * Each period's row holds the number of changes counted on the UTC days it
@@ -24,23 +27,33 @@
  *
  * A query without dimensions (the dashboard's summary) adds up the sums of
  * its range's whole months and other days; its distinct visitors, which no
- * sum of periods gives, come from the visitor days (returns.ts).
+ * sum of periods gives, come from the visitors by previous day (returns.ts);
+ * so do those of each value of a breakdown by one attribute.
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
-import { type PartRow, readParts } from "./aggregate.ts";
+import type { PartRow } from "./aggregate.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
 import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
 import {
+  attributeKeys,
+  attributeSets,
   bucketOf,
   bucketParams,
-  channelKey,
   iso,
   levels,
   Params,
-  type Partials,
   type Plan,
+  valueOfKey,
+  VISIT_ATTRIBUTES,
+  VISIT_COLUMN,
 } from "./plan.ts";
-import { grainOf, type MetricName, type TimeDimension } from "./query.ts";
+import {
+  grainOf,
+  isVisitDimension,
+  type MetricName,
+  type TimeDimension,
+  type VisitDimension,
+} from "./query.ts";
 import { rangeVisitorsCtes } from "./returns.ts";
 import { underBuilderLock } from "./builder_lock.ts";
 
@@ -79,9 +92,9 @@ interface QueryPeriods {
 
 /**
  * The periods of a query the period sums answer, or undefined: a day, week
- * or month dimension, alone or with visit:channel, visit:channel alone (its
- * visitors from the visitor days per channel), or no dimension at all;
- * totals or not (their visitors from the visitor days); no filters, rows
+ * or month dimension, alone or with one visit: dimension, one visit:
+ * dimension alone (its values' visitors by previous day), or no dimension
+ * at all; totals or not (their visitors by previous day); no filters, rows
  * that are not bots, and only metrics of page views, events, leads,
  * visitors and visits. The periods are those of the query's zone
  * over its whole range (without dimensions, its whole months and its other
@@ -91,12 +104,18 @@ interface QueryPeriods {
 export function queryPeriods(plan: Plan): QueryPeriods | undefined {
   const { query } = plan;
   if (query.includeBots || query.filters.length > 0) return undefined;
-  if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
+  // Revenue by a visit: attribute comes from the valued events beside the sums (periodRows).
+  const byAttribute = query.dimensions.some(isVisitDimension);
+  if (!query.metrics.every((m) => PERIOD_METRICS.includes(m) || (m === "revenue" && byAttribute))) {
+    return undefined;
+  }
   const aligned = (periods: Period[]) =>
     periods.every((p) => p.start % QUARTER_HOUR_MS === 0 && p.end % QUARTER_HOUR_MS === 0);
   const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
   const others = query.dimensions.filter((d) => !PERIOD_TIMES.includes(d as TimeDimension));
-  if (times.length > 1 || others.some((d) => d !== "visit:channel")) return undefined;
+  if (times.length > 1 || others.length > 1 || others.some((d) => !isVisitDimension(d))) {
+    return undefined;
+  }
   if (times.length === 0) {
     const periods = coverOf(plan.zone, plan.startMs, plan.endMs);
     return aligned(periods) ? { periods: periods.map((p) => ({ ...p, labelId: 0 })) } : undefined;
@@ -154,13 +173,15 @@ const crossing = (site: string, at: string) =>
 
 /**
  * A visit's slices that are not bots, summed (alias `c`: visit_key,
- * first_seen, last_seen): its channel, first and last time, page views and
- * events, whole and (with `range`, SQL instants) inside the range.
+ * first_seen, last_seen): its attributes `attributes`, first and last time,
+ * page views and events, whole and (with `range`, SQL instants) inside the
+ * range.
  */
-const visitTotals = (site: string, range?: [string, string]) => {
+const visitTotals = (site: string, attributes: readonly string[], range?: [string, string]) => {
   const inside = range ? `s.bucket >= ${range[0]} and s.bucket < ${range[1]}` : "";
   const within = (agg: string, col: string) => `${agg}(${col}) filter (where ${inside})`;
-  return `select min(s.channel) as channel, min(s.first_at) as h_first, max(s.last_at) as h_last,
+  return `select ${attributes.map((a) => `min(s.${a}) as ${a}, `).join("")}
+                 min(s.first_at) as h_first, max(s.last_at) as h_last,
                  sum(s.pageviews) as pv, sum(s.events) as ev${
     range
       ? `, ${within("min", "s.first_at")} as r_first, ${within("max", "s.last_at")} as r_last,
@@ -172,9 +193,10 @@ const visitTotals = (site: string, range?: [string, string]) => {
              and s.bucket <= c.last_seen and s.visit_key = c.visit_key and not s.bot`;
 };
 
-/** The columns of a period's sums, after its key (ingest.visit_period_sums, ps_sums). */
+/** The columns of a period's sums, after its period (ingest.visit_attribute_sums, ps_sums). */
 const SUM_COLUMNS = [
-  "channel_key",
+  "attribute",
+  "value_key",
   "visitors",
   "pageviews",
   "events",
@@ -185,82 +207,87 @@ const SUM_COLUMNS = [
   "visit_pageviews",
 ];
 
+/** Which keys of the period sums to compute: per value of each attribute, and for all visits. */
+export interface AttributeScope {
+  attributes: readonly string[];
+  all: boolean;
+}
+
 /**
  * CTEs computing the sums of the periods of relation `periods` (ps, pe) from
- * the slices, ending in `ps_sums` (ps, pe, channel_key, visitors, pageviews,
- * events, leads, visits, bounces, duration_ms, visit_pageviews): with
- * `scope.channels`, one row per period and channel with slices; with
- * `scope.all`, one with channel_key '*' per period. The builder keeps both;
- * a query computes only the rows it reads.
+ * the slices, ending in `ps_sums` (ps, pe, attribute, value_key, visitors,
+ * pageviews, events, leads, visits, bounces, duration_ms, visit_pageviews):
+ * one row per period, attribute of `scope.attributes` and value with slices;
+ * with `scope.all`, one with attribute '*' per period. The builder keeps
+ * them all; a query computes only the rows it reads.
  */
 export function periodSumsCtes(
   site: string,
   periods: string,
-  scope: { channels: boolean; all: boolean } = { channels: true, all: true },
+  scope: AttributeScope = { attributes: VISIT_ATTRIBUTES, all: true },
 ): string {
-  const parts = (channels: string, all: string) =>
-    [...(scope.channels ? [channels] : []), ...(scope.all ? [all] : [])].join(" union all ");
-  // Duration and page views per visit as the visits path computes them (derived_engine.ts).
-  const visitSums = (group: string) =>
-    `count(*) as visits, count(*) filter (where pv = 1 and ev = 0) as bounces,
-     coalesce(sum(dur_ms), 0)::bigint as duration_ms, coalesce(sum(pv), 0)::bigint
-       as visit_pageviews from ps_visits group by ${group}`;
+  const attrs = scope.attributes;
+  const list = (alias: string) => attrs.map((a) => `, ${alias}${a}`).join("");
+  const keys = (alias: string) => attributeKeys(alias, attrs, scope.all);
+  const sets = attributeSets("ps, pe", attrs, scope.all);
   return `ps_s as not materialized (
       select p.ps, p.pe, s.visit_key, s.visitor_key, s.first_at, s.last_at, s.pageviews,
-             s.events, s.leads, s.channel
+             s.events, s.leads${list("s.")}
         from ${periods} p cross join lateral (
           select * from ingest.visit_slices s
            where s.site_id = ${site} and s.bucket >= p.ps and s.bucket < p.pe and not s.bot) s),
-    ps_pv as (
-      select ps, pe, channel, visitor_key, sum(pageviews) as pv, sum(events) as ev,
-             sum(leads) as ld
-        from ps_s group by 1, 2, 3, 4),
-    ps_pv_all as (${
-    // From the per-channel groups when they are made anyway, else from the slices at once.
-    scope.channels
-      ? "select ps, pe, visitor_key, sum(pv) as pv, sum(ev) as ev, sum(ld) as ld from ps_pv"
-      : `select ps, pe, visitor_key, sum(pageviews) as pv, sum(events) as ev,
-                sum(leads) as ld from ps_s`} group by 1, 2, 3),
+    ps_vt as (
+      -- Per visitor and combination of values; tuples: how many combinations the visitor has.
+      select ps, pe, visitor_key${list("")}, sum(pageviews) as pv, sum(events) as ev,
+             sum(leads) as ld,
+             count(*) over (partition by ps, pe, visitor_key collate "C") as tuples
+        from ps_s group by ps, pe, visitor_key${list("")}),
+    ps_r as (
+      -- A visitor with one combination counts once under each of its values, in one pass over
+      -- the grouping sets; the few with more are listed under every key and made distinct.
+      select ps, pe, attribute, value_key, sum(visitors) as visitors, sum(pv) as pageviews,
+             sum(ev) as events, sum(ld) as leads
+        from (select ps, pe, ${sets.columns}, count(*) filter (where tuples = 1) as visitors,
+                     sum(pv) as pv, sum(ev) as ev, sum(ld) as ld
+                from ps_vt ${sets.groupBy}
+              union all
+              select ps, pe, attribute, value_key, count(*), 0, 0, 0
+                from (select distinct t.ps, t.pe, k.attribute, k.value_key, t.visitor_key
+                        from ps_vt t ${keys("t")} where t.tuples > 1) m
+               group by 1, 2, 3, 4) x
+       group by 1, 2, 3, 4),
     ps_cross as (
       select distinct p.ps, p.pe, v.visit_key, v.first_seen, v.last_seen
         from ${periods} p cross join ${spanOf(site)} sp cross join lateral (
           ${crossing(site, "p.ps")} union all ${crossing(site, "p.pe")}) v),
     ps_whole as (
-      select c.ps, c.pe, w.* from ps_cross c cross join lateral (${visitTotals(site)}) w),
+      select c.ps, c.pe, w.* from ps_cross c cross join lateral (${visitTotals(site, attrs)}) w),
     ps_visits as (
-      select ps, pe, min(channel) as channel, sum(pageviews) as pv, sum(events) as ev,
+      select ps, pe${attrs.map((a) => `, min(${a}) as ${a}`).join("")}, sum(pageviews) as pv,
+             sum(events) as ev,
              round(extract(epoch from max(last_at) - min(first_at)) * 1000)::bigint as dur_ms
         from ps_s s
        where not exists (select 1 from ps_cross c
                           where c.ps = s.ps and c.pe = s.pe and c.visit_key = s.visit_key)
        group by ps, pe, visit_key
       union all
-      select ps, pe, channel, pv, ev,
-             round(extract(epoch from h_last - h_first) * 1000)::bigint
+      select ps, pe${list("")}, pv, ev, round(extract(epoch from h_last - h_first) * 1000)::bigint
         from ps_whole where h_first >= ps and h_first < pe),
-    ps_r as (${
-    parts(
-      `select ps, pe, ${channelKey("channel")} as channel_key, count(*) as visitors,
-              sum(pv) as pageviews, sum(ev) as events, sum(ld) as leads
-         from ps_pv group by 1, 2, 3`,
-      `select ps, pe, '*' as channel_key, count(*) as visitors, sum(pv) as pageviews,
-              sum(ev) as events, sum(ld) as leads
-         from ps_pv_all group by 1, 2`,
-    )
-  }),
-    ps_v as (${
-    parts(
-      `select ps, pe, ${channelKey("channel")} as channel_key, ${visitSums("1, 2, 3")}`,
-      `select ps, pe, '*' as channel_key, ${visitSums("1, 2")}`,
-    )
-  }),
+    ps_v as (
+      -- Duration and page views per visit as the visits path computes them (derived_engine.ts).
+      select ps, pe, ${sets.columns}, count(*) as visits,
+             count(*) filter (where pv = 1 and ev = 0) as bounces,
+             coalesce(sum(dur_ms), 0)::bigint as duration_ms,
+             coalesce(sum(pv), 0)::bigint as visit_pageviews
+        from ps_visits ${sets.groupBy}),
     ps_sums as (
-      select r.ps, r.pe, r.channel_key, r.visitors, r.pageviews, r.events, r.leads,
+      select r.ps, r.pe, r.attribute, r.value_key, r.visitors, r.pageviews, r.events, r.leads,
              coalesce(v.visits, 0) as visits, coalesce(v.bounces, 0) as bounces,
              coalesce(v.duration_ms, 0) as duration_ms,
              coalesce(v.visit_pageviews, 0) as visit_pageviews
         from ps_r r left join ps_v v
-          on v.ps = r.ps and v.pe = r.pe and v.channel_key = r.channel_key)`;
+          on v.ps = r.ps and v.pe = r.pe and v.attribute = r.attribute
+         and v.value_key = r.value_key)`;
 }
 
 /** The changes counted on the UTC days a period (alias `p`: ps, pe) covers, now. */
@@ -280,53 +307,59 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   const from = `${params.add(iso(plan.startMs))}::timestamptz`;
   const to = `${params.add(iso(plan.endMs))}::timestamptz`;
   const buckets = qp.time ? bucketParams(plan.buckets.get(qp.time)!, params) : undefined;
-  const byChannel = query.dimensions.includes("visit:channel");
-  const dims = query.dimensions.map((d) =>
-    d === qp.time
-      ? "g::text"
-      : "case when channel_key = '' then null else substr(channel_key, 2) end"
-  );
+  // The query's visit: attribute, if any (queryPeriods allows one).
+  const visitDimension = query.dimensions.find(isVisitDimension);
+  const attribute = visitDimension ? VISIT_COLUMN[visitDimension as VisitDimension] : undefined;
+  const dims = query.dimensions.map((d) => d === qp.time ? "g::text" : valueOfKey("value_key"));
   const dimCols = [0, 1, 2].map((i) => `${dims[i] ?? "null::text"} as d${i}`).join(", ");
-  const channels = byChannel ? "channel_key <> '*'" : "channel_key = '*'";
+  const grouped = `attribute = '${attribute ?? "*"}'`;
   const sumColumns = SUM_COLUMNS.map((c) => `s.${c}`).join(", ");
-  // One visit's correction: taken off where the sums count it whole, counted where the
-  // query counts it (its part inside the range). In one channel and in all.
-  const correction = (sign: string, first: string, last: string, pv: string, ev: string) =>
-    `select ${buckets ? bucketOf(first, buckets) : "0"} as g, ck, ${sign}1 as visits,
-            ${sign}(case when ${pv} = 1 and ${ev} = 0 then 1 else 0 end) as bounces,
-            ${sign}round(extract(epoch from ${last} - ${first}) * 1000)::bigint as duration_ms,
-            ${sign}${pv} as visit_pageviews`;
-  // The totals (the whole answer without dimensions) sum every period of all channels; their
-  // visitors, a distinct count over the whole range, come from the visitor days.
+  // The totals (the whole answer without dimensions) sum every period of all visits; their
+  // visitors, a distinct count over the whole range, come from the visitors by previous day.
   const levelsOf = levels(query);
   const groups = levelsOf.includes("g");
   const totals = levelsOf.includes("");
-  // Visitors of the whole range, all channels for the totals and per channel for groups that
-  // are channels alone (no time dimension), come from the visitor days: they are no sum of
-  // the periods' visitors.
+  const scope: AttributeScope = {
+    attributes: attribute ? [attribute] : [],
+    all: !attribute || totals,
+  };
+  const wanted = [...scope.attributes, ...(scope.all ? ["*"] : [])].map((a) => `'${a}'`);
+  // One visit's correction: taken off where the sums count it whole, counted where the
+  // query counts it (its part inside the range). Under the query's attribute and all visits.
+  const correction = (sign: string, first: string, last: string, pv: string, ev: string) =>
+    `select ${buckets ? bucketOf(first, buckets) : "0"} as g, k.attribute, k.value_key,
+            ${sign}1 as visits,
+            ${sign}(case when ${pv} = 1 and ${ev} = 0 then 1 else 0 end) as bounces,
+            ${sign}round(extract(epoch from ${last} - ${first}) * 1000)::bigint as duration_ms,
+            ${sign}${pv} as visit_pageviews`;
+  // Visitors of the whole range, all visits for the totals and per value for groups that
+  // are an attribute alone (no time dimension), come from the visitors by previous day:
+  // they are no sum of the periods' visitors.
   const visitorScope = query.metrics.includes("visitors")
-    ? { all: totals, channels: groups && !qp.time }
-    : { all: false, channels: false };
-  const wantsVisitors = visitorScope.all || visitorScope.channels;
-  const visitRows = `(select g, channel_key, visits, bounces, duration_ms, visit_pageviews from sums
+    ? { attribute: groups && !qp.time ? attribute : undefined, all: totals }
+    : { attribute: undefined, all: false };
+  const wantsVisitors = visitorScope.all || visitorScope.attribute !== undefined;
+  const visitRows =
+    `(select g, attribute, value_key, visits, bounces, duration_ms, visit_pageviews from sums
               union all
-              select g, ck, visits, bounces, duration_ms, visit_pageviews from corrections) x`;
+              select g, attribute, value_key, visits, bounces, duration_ms, visit_pageviews
+                from corrections) x`;
   const answers = [
     ...(groups
       ? [
         `select 'r' as part, ${dimCols}, pageviews::text as n1, events::text as n2,
                 leads::text as n3, ${qp.time ? "visitors::text" : "null::text"} as n4,
                 null::text as cur
-           from sums where ${channels} and g >= 0`,
-        ...(visitorScope.channels
+           from sums where ${grouped} and g >= 0`,
+        ...(visitorScope.attribute
           ? [`select 'r', ${dimCols}, null, null, null, visitors::text, null
-                from rv where channel_key <> '*'`]
+                from rv where attribute <> '*'`]
           : []),
         `select 'v', ${dimCols}, sum(visits)::text, sum(bounces)::text, sum(duration_ms)::text,
                 sum(visit_pageviews)::text, null
            from ${visitRows}
-          where ${channels} and g >= 0
-          group by g, channel_key having sum(visits) > 0`,
+          where ${grouped} and g >= 0
+          group by g, value_key having sum(visits) > 0`,
       ]
       : []),
     ...(totals
@@ -334,29 +367,31 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
         `select 'R' as part, null::text as d0, null::text as d1, null::text as d2,
                 sum(pageviews)::text as n1, sum(events)::text as n2, sum(leads)::text as n3,
                 null::text as n4, null::text as cur
-           from sums where channel_key = '*' and g >= 0`,
+           from sums where attribute = '*' and g >= 0`,
         `select 'V', null, null, null, sum(visits)::text, sum(bounces)::text,
                 sum(duration_ms)::text, sum(visit_pageviews)::text, null
            from ${visitRows}
-          where channel_key = '*' and g >= 0 having sum(visits) > 0`,
+          where attribute = '*' and g >= 0 having sum(visits) > 0`,
       ]
       : []),
     ...(visitorScope.all
       ? [`select 'R', null, null, null, null, null, null,
-                 coalesce((select visitors from rv where channel_key = '*'), 0)::text, null`]
+                 coalesce((select visitors from rv where attribute = '*'), 0)::text, null`]
       : []),
   ];
   return `with p as (select * from unnest(${ps}, ${pe}, ${g}) p(ps, pe, g)),
     valid as (
       select v.period_start as ps, v.period_end as pe
-        from ingest.visit_periods v join p on v.period_start = p.ps and v.period_end = p.pe
+        from ingest.visit_attribute_periods v
+        join p on v.period_start = p.ps and v.period_end = p.pe
        where v.site_id = ${site} and v.changes = ${changesOf(site)}),
     missing as (select ps, pe from p where (ps, pe) not in (select ps, pe from valid)),
-    ${periodSumsCtes(site, "missing", { channels: byChannel, all: !byChannel || totals })},
+    ${periodSumsCtes(site, "missing", scope)},
     sums as (
       select p.g, ${sumColumns}
-        from ingest.visit_period_sums s join p on s.period_start = p.ps and s.period_end = p.pe
-       where s.site_id = ${site} and (p.ps, p.pe) in (select ps, pe from valid)
+        from ingest.visit_attribute_sums s join p on s.period_start = p.ps and s.period_end = p.pe
+       where s.site_id = ${site} and s.attribute in (${wanted.join(", ")})
+         and (p.ps, p.pe) in (select ps, pe from valid)
       union all
       select p.g, ${sumColumns} from ps_sums s join p on s.ps = p.ps and s.pe = p.pe),
     ends as (
@@ -364,17 +399,16 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
         from ${spanOf(site)} sp cross join lateral (
           ${crossing(site, from)} union all ${crossing(site, to)}) v),
     ends_whole as (
-      select w.* from ends c cross join lateral (${visitTotals(site, [from, to])}) w),
-    ends_fix as (
-      select *, ${channelKey("channel")} as ck from ends_whole
-      union all
-      select *, '*' from ends_whole),
+      select w.* from ends c
+       cross join lateral (${visitTotals(site, scope.attributes, [from, to])}) w),
     corrections as (
       ${correction("-", "h_first", "h_last", "pv", "ev")}
-        from ends_fix where h_first >= ${from} and h_first < ${to}
+        from ends_whole e ${attributeKeys("e", scope.attributes, scope.all)}
+       where h_first >= ${from} and h_first < ${to}
       union all
       ${correction("", "r_first", "r_last", "r_pv", "r_ev")}
-        from ends_fix where r_first is not null),
+        from ends_whole e ${attributeKeys("e", scope.attributes, scope.all)}
+       where r_first is not null),
     ${
     wantsVisitors
       ? `${rangeVisitorsCtes(site, plan.startMs, plan.endMs, params, visitorScope)},`
@@ -384,13 +418,15 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
     select * from answer`;
 }
 
-/** The partial sums of a plan from the period sums; undefined when they do not answer it. */
-export async function periodPartials(db: Queryable, plan: Plan): Promise<Partials | undefined> {
+/**
+ * The rows of the partial sums of a plan from the period sums (readParts reads
+ * them), without its revenue; undefined when they do not answer it.
+ */
+export async function periodRows(db: Queryable, plan: Plan): Promise<PartRow[] | undefined> {
   const qp = queryPeriods(plan);
   if (!qp) return undefined;
   const params = new Params();
-  const rows = await db.query<PartRow>(periodsSql(plan, qp, params), params.list);
-  return readParts(plan, rows);
+  return await db.query<PartRow>(periodsSql(plan, qp, params), params.list);
 }
 
 /**
@@ -479,8 +515,8 @@ export async function buildPeriodSums(
   // Whether each stored period is current is decided as the queries decide it (changesOf).
   const stored = await db.query<{ ps: string; pe: string; current: boolean }>(
     `select ${ms("ps")} as ps, ${ms("pe")} as pe, changes = ${changesOf("$1")} as current
-       from (select period_start as ps, period_end as pe, changes from ingest.visit_periods
-              where site_id = $1) p`,
+       from (select period_start as ps, period_end as pe, changes
+               from ingest.visit_attribute_periods where site_id = $1) p`,
     [siteId],
   );
   const current = new Set(stored.filter((r) => r.current).map((r) => `${r.ps}/${r.pe}`));
@@ -503,9 +539,9 @@ export async function buildPeriodSums(
         `with periods as (select * from ${PERIODS_OF}),
          ${periodSumsCtes("$1", "periods")},
          marked as (
-           insert into ingest.visit_periods (site_id, period_start, period_end, changes)
+           insert into ingest.visit_attribute_periods (site_id, period_start, period_end, changes)
              select $1, p.ps, p.pe, ${changesOf("$1")} from periods p returning 1)
-         insert into ingest.visit_period_sums
+         insert into ingest.visit_attribute_sums
            select $1, ps, pe, ${SUM_COLUMNS.join(", ")} from ps_sums`,
         [siteId, ...periodArrays(chunk)],
       );
@@ -525,7 +561,7 @@ const PERIODS_OF = "unnest($2::text::timestamptz[], $3::text::timestamptz[]) p(p
 
 /** Deletes the sums of the listed periods of a site. */
 async function deletePeriods(tx: Queryable, siteId: string, periods: Period[]): Promise<void> {
-  for (const table of ["ingest.visit_period_sums", "ingest.visit_periods"]) {
+  for (const table of ["ingest.visit_attribute_sums", "ingest.visit_attribute_periods"]) {
     await tx.query(
       `delete from ${table} t using ${PERIODS_OF}
         where t.site_id = $1 and t.period_start = p.ps and t.period_end = p.pe`,
@@ -540,7 +576,7 @@ async function underSiteLock(
   siteId: string,
   fn: (tx: Queryable) => Promise<void>,
 ): Promise<boolean> {
-  return (await underBuilderLock(db, "visit_periods", siteId, async (tx) => {
+  return (await underBuilderLock(db, "visit_attribute_periods", siteId, async (tx) => {
     await fn(tx);
     return true;
   })) ?? false;

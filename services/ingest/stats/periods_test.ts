@@ -1,6 +1,6 @@
 /**
  * The visit sums per local period against the stored rows, on both storages:
- * the queries they answer (days, weeks and months, alone or by channel) in
+ * the queries they answer (days, weeks and months, alone or by a visit attribute) in
  * four zones must equal the reference engine's answers when no sums are
  * built (each period computed from the slices), when they are built, after
  * late rows make some stale (the query must notice and read the slices),
@@ -44,6 +44,12 @@ const QUERIES: Record<string, Json>[] = [
     dimensions: ["visit:channel", "time:week"],
   },
   { metrics: ["visit_duration", "bounce_rate"], dimensions: ["time:day"] },
+  // Any other visit attribute, as channel.
+  { metrics: ["visitors", "visits", "bounce_rate"], dimensions: ["time:day", "visit:country"] },
+  {
+    metrics: ["visitors", "pageviews", "events"],
+    dimensions: ["visit:utm_campaign", "time:month"],
+  },
 ];
 /** Per zone: a month, a few days cutting weeks, a daylight-saving day, two months. */
 const RANGES: Record<string, Json[]> = {
@@ -112,7 +118,7 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
 
   it("answer as the stored rows do before any sums are built", async () => {
     const [stored] = await db.query<{ n: number }>(
-      "select count(*)::int as n from ingest.visit_periods where site_id = $1",
+      "select count(*)::int as n from ingest.visit_attribute_periods where site_id = $1",
       [SITE],
     );
     expect(stored.n).toBe(0);
@@ -148,18 +154,18 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
     const day = { ...QUERIES[0], date_range: RANGES.UTC[0] };
     const before = await answersOf(db, day, "UTC");
     await db.query(
-      `update ingest.visit_period_sums set visitors = visitors + 1000
+      `update ingest.visit_attribute_sums set visitors = visitors + 1000
         where site_id = $1 and period_start = '2026-10-12T00:00:00Z'
-          and period_end = '2026-10-13T00:00:00Z' and channel_key = '=direct'`,
+          and period_end = '2026-10-13T00:00:00Z' and attribute = 'channel' and value_key = '=direct'`,
       [SITE],
     );
     const misread = await answersOf(db, day, "UTC");
     expect(misread.derived).not.toEqual(misread.reference);
     expect(misread.reference).toEqual(before.reference);
     await db.query(
-      `update ingest.visit_period_sums set visitors = visitors - 1000
+      `update ingest.visit_attribute_sums set visitors = visitors - 1000
         where site_id = $1 and period_start = '2026-10-12T00:00:00Z'
-          and period_end = '2026-10-13T00:00:00Z' and channel_key = '=direct'`,
+          and period_end = '2026-10-13T00:00:00Z' and attribute = 'channel' and value_key = '=direct'`,
       [SITE],
     );
   }, 120_000);
@@ -190,8 +196,8 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
     const after = await buildPeriodSums(db, SITE, "America/New_York", NOW);
     expect(after.built).toBeGreaterThan(10);
     const [withSums] = await db.query<{ n: number }>(
-      `select count(*)::int as n from ingest.visit_periods p
-        where site_id = $1 and exists (select 1 from ingest.visit_period_sums s
+      `select count(*)::int as n from ingest.visit_attribute_periods p
+        where site_id = $1 and exists (select 1 from ingest.visit_attribute_sums s
                 where s.site_id = p.site_id and s.period_start = p.period_start
                   and s.period_end = p.period_end)`,
       [SITE],

@@ -115,10 +115,63 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 export const instant = (params: Params, ms: number) => `${params.add(iso(ms))}::timestamptz`;
 
 /**
- * A channel (SQL) as the period sums and the visitor days key it: '' for
- * none, '=' and the channel otherwise ('*' is all channels).
+ * A visit attribute's value (SQL) as the period sums and the visitors by
+ * previous day key it, beside the attribute's name: '' for none, '=' and the
+ * value otherwise (all visits are attribute '*' with key '').
  */
-export const channelKey = (channel: string) => `coalesce('=' || ${channel}, '')`;
+export const valueKey = (value: string) => `coalesce('=' || ${value}, '')`;
+
+/**
+ * The keys a row (alias) counts under, as a lateral relation k(attribute,
+ * value_key): per attribute, its name and its value's key; ('*', '') for
+ * all visits with `all`.
+ */
+export const attributeKeys = (alias: string, attributes: readonly string[], all: boolean) =>
+  `cross join lateral (values ${
+    [
+      ...attributes.map((a) => `('${a}', ${valueKey(`${alias}.${a}`)})`),
+      ...(all ? ["('*', '')"] : []),
+    ].join(", ")
+  }) k(attribute, value_key)`;
+
+/**
+ * A GROUP BY over grouping sets, one per attribute of `attributes` (each with
+ * `keys`) and with `all` one of `keys` alone, and the columns naming each
+ * row's set as the period sums key it: `attribute` ('*' for all) and
+ * `value_key`. One pass over the rows, where listing each row under every
+ * key (attributeKeys) first made fifteen rows of each. With `also`, each
+ * set groups by one more column of its own (`also.of(attribute)`, or
+ * `also.all`), answered as `also.column`.
+ */
+export function attributeSets(
+  keys: string,
+  attributes: readonly string[],
+  all: boolean,
+  also?: { column: string; of: (attribute: string) => string; all: string },
+) {
+  const which = (then: (a: string) => string, otherwise: string) =>
+    attributes.length === 0
+      ? otherwise
+      : `case ${attributes.map((a) => `when grouping(${a}) = 0 then ${then(a)}`).join(" ")}
+              else ${otherwise} end`;
+  const extra = (a?: string) => also ? `, ${a === undefined ? also.all : also.of(a)}` : "";
+  return {
+    columns: `${which((a) => `'${a}'`, "'*'")} as attribute,
+              ${which((a) => valueKey(a), "''")} as value_key${
+      also ? `, ${which(also.of, also.all)} as ${also.column}` : ""
+    }`,
+    groupBy: `group by grouping sets (${
+      [
+        ...attributes.map((a) => `(${keys}, ${a}${extra(a)})`),
+        ...(all ? [`(${keys}${extra()})`] : []),
+      ].join(", ")
+    })`,
+  };
+}
+
+/** The value a key of valueKey stands for (SQL), null for none. */
+export const valueOfKey = (key: string) =>
+  `case when ${key} = '' then null else substr(${key}, 2) end`;
 
 /** The column of the visits relation that holds a visit: dimension. */
 export const VISIT_COLUMN: Record<VisitDimension, string> = {
@@ -137,6 +190,9 @@ export const VISIT_COLUMN: Record<VisitDimension, string> = {
   "visit:os": "os",
   "visit:visitor_type": "visitor_type",
 };
+
+/** Every visit attribute's column: the period sums and visitors by previous day keep each. */
+export const VISIT_ATTRIBUTES: readonly string[] = Object.values(VISIT_COLUMN);
 
 /** The column of the rows relation that holds an event: dimension. */
 export const EVENT_COLUMN: Record<EventDimension, string> = {

@@ -1,9 +1,8 @@
 /**
- * Distinct visitors of a long range without reading its slices: each
- * visitor's UTC days with slices that are not bots (ingest.visitor_channel_days),
- * and per UTC day how many of its visitors had their previous such day when
- * (ingest.visitor_channel_returns: day, since, visitors; since '-infinity' for
- * none). The visitors of whole days [P, Q) are then
+ * Distinct visitors of a long range without reading its slices: per UTC day,
+ * how many of its visitors (slices that are not bots) had their previous such
+ * day when (ingest.visitor_attribute_returns: day, since, visitors; since
+ * '-infinity' for none). The visitors of whole days [P, Q) are then
  *
  *   sum(visitors) over days d in [P, Q) with since < P
  *
@@ -12,25 +11,35 @@
  * distinct count over millions of slices that took seconds at ten million
  * page views. The range's parts outside whole built days (its partial first
  * and last UTC days, and days not built yet) are read from the slices, and
- * their visitors counted when they have no day in [P, Q). Both tables are
- * kept for all channels (channel_key '*') and per channel (channelKey), so a
- * channel's visitors are counted the same way from its own days.
+ * their visitors counted when they have no slice in [P, Q), which the index
+ * of slices by visitor answers per visitor. The counts are kept for all
+ * visits (attribute '*') and per value of every visit attribute (valueKey),
+ * where a visitor's previous day is their previous day of that value: a
+ * breakdown's visitors per value are counted the same way.
  *
  * Built in the background (buildVisitorDays) for UTC days that have ended,
  * in ascending order: a day's previous days depend on every earlier day, so
- * each day's build row (ingest.visitor_channel_builds) keeps the changes counted
- * on the site's UTC days up to and including it (ingest.stat_day_changes,
- * counted by every path that changes slices, in its own transaction) when it
- * was built. A day is current while that number is unchanged; a change on
- * any day makes it and every later day stale, and the builder builds them
- * again from there. A day is built only while the day before it is current,
- * checked in the statement that builds it, so a current day always rests on
- * current days. Reads stay exact whatever the builder has done. The days are
- * UTC days so that nothing depends on the site's zone: a zone changes only
- * how much of a range's ends is read from the slices.
+ * each day's build row (ingest.visitor_attribute_builds) keeps the changes
+ * counted on the site's UTC days up to and including it
+ * (ingest.stat_day_changes, counted by every path that changes slices, in
+ * its own transaction) when it was built. A day is current while that number
+ * is unchanged; a change on any day makes it and every later day stale, and
+ * the builder builds them again from there. A day is built only while the
+ * day before it is current, checked in the statement that builds it, so a
+ * current day always rests on current days. Reads stay exact whatever the
+ * builder has done. The days are UTC days so that nothing depends on the
+ * site's zone: a zone changes only how much of a range's ends is read from
+ * the slices.
  */
 import type { Database } from "../../lib/db/mod.ts";
-import { channelKey, iso, type Params } from "./plan.ts";
+import {
+  attributeKeys,
+  attributeSets,
+  iso,
+  type Params,
+  valueKey,
+  VISIT_ATTRIBUTES,
+} from "./plan.ts";
 import { underBuilderLock } from "./builder_lock.ts";
 
 const DAY_MS = 86_400_000;
@@ -51,7 +60,7 @@ const currentDays = (site: string) =>
   `select day from (
      select b.changes_through, coalesce(b.day, c.day) as day,
             sum(coalesce(c.changes, 0)) over (order by coalesce(b.day, c.day)) as through
-       from (select day, changes_through from ingest.visitor_channel_builds
+       from (select day, changes_through from ingest.visitor_attribute_builds
               where site_id = ${site}) b
        full join (select day, changes from ingest.stat_day_changes where site_id = ${site}) c
          on c.day = b.day) m
@@ -114,10 +123,8 @@ export function buildDayRange(
   fromMs: number,
   toMs: number,
 ): Promise<number | undefined> {
-  return underBuilderLock(db, "visitor_days", siteId, async (tx) => {
-    for (
-      const table of ["visitor_channel_days", "visitor_channel_returns", "visitor_channel_builds"]
-    ) {
+  return underBuilderLock(db, "visitor_attribute_returns", siteId, async (tx) => {
+    for (const table of ["visitor_attribute_returns", "visitor_attribute_builds"]) {
       await tx.query(`delete from ingest.${table} where site_id = $1 and day >= $2`, [
         siteId,
         iso(fromMs),
@@ -129,13 +136,21 @@ export function buildDayRange(
 }
 
 /**
- * One statement building the UTC days [$2, $3) of site $1: their visitor
- * days, their visitors by previous day, and their build rows with the
- * changes counted up to each. Builds nothing unless the day before $2 is
- * current, or no day before $2 has data or changes, as seen by this
- * statement (one snapshot with the slices it reads). Answers the days built.
+ * One statement building the UTC days [$2, $3) of site $1: their visitors by
+ * previous day, for all visits and per value of every attribute, and their
+ * build rows with the changes counted up to each. Builds nothing unless the
+ * day before $2 is current, or no day before $2 has data or changes, as seen
+ * by this statement (one snapshot with the slices it reads). Answers the
+ * days built.
  */
 function buildSql(): string {
+  const attrs = VISIT_ATTRIBUTES.join(", ");
+  const day = "date_bin('24 hours', s.bucket, timestamptz 'epoch')";
+  const sets = attributeSets("day", VISIT_ATTRIBUTES, true, {
+    column: "since",
+    of: (a) => `since_${a}`,
+    all: "since_all",
+  });
   return `with ready as (
       select $2::timestamptz - interval '24 hours' in (${currentDays("$1")})
           or not exists (select 1 from ingest.stat_day_changes
@@ -146,35 +161,61 @@ function buildSql(): string {
       select g as day from generate_series($2::timestamptz, $3::timestamptz - interval '24 hours',
                                            interval '24 hours') g
        where (select ok from ready)),
-    vd_channels as (
-      select distinct ${channelKey("s.channel")} as channel_key, s.visitor_key,
-             date_bin('24 hours', s.bucket, timestamptz 'epoch') as day
+    vt as (
+      -- Each visitor's days with their combinations of values.
+      select distinct s.visitor_key, ${day} as day, ${attrs}
         from ingest.visit_slices s
        where s.site_id = $1 and s.bucket >= $2::timestamptz and s.bucket < $3::timestamptz
          and not s.bot and (select ok from ready)),
-    vd as (
-      select channel_key, visitor_key, day from vd_channels
+    history as (
+      -- The same visitors' earlier days: one probe of the index of slices by visitor per
+      -- visitor (distinct keeps the subquery a probe, never pulled up into a join that scans
+      -- every earlier slice); then these days themselves.
+      select v.visitor_key, e.* from (select distinct visitor_key from vt) v
+       cross join lateral (
+         select distinct ${day} as day, ${attrs} from ingest.visit_slices s
+          where s.site_id = $1 and s.visitor_key = v.visitor_key and s.bucket < $2::timestamptz
+            and not s.bot) e
       union all
-      select distinct '*', visitor_key, day from vd_channels),
-    kept as (
-      insert into ingest.visitor_channel_days (site_id, channel_key, visitor_key, day)
-        select $1, channel_key, visitor_key, day from vd returning 1),
-    previous as (
-      select v.channel_key, v.day, coalesce(
-               lag(v.day) over (partition by v.channel_key, v.visitor_key order by v.day),
-               (select max(d.day) from ingest.visitor_channel_days d
-                 where d.site_id = $1 and d.channel_key = v.channel_key
-                   and d.visitor_key = v.visitor_key and d.day < $2::timestamptz),
-               timestamptz '-infinity') as since
-        from vd v),
+      select visitor_key, day, ${attrs} from vt),
+    since as (
+      -- Per visitor, day and combination: the visitor's previous day of each of its values
+      -- (a visitor has few days: a small join), and their previous day at all.
+      select m.visitor_key, m.day, ${VISIT_ATTRIBUTES.map((a) => `m.${a}`).join(", ")},
+             ${
+    VISIT_ATTRIBUTES.map((a) =>
+      `coalesce(max(h.day) filter (where h.${a} is not distinct from m.${a}),
+                       timestamptz '-infinity') as since_${a}`
+    ).join(",\n             ")
+  },
+             coalesce(max(h.day), timestamptz '-infinity') as since_all,
+             count(*) over (partition by m.visitor_key collate "C", m.day) as combinations
+        from vt m left join history h on h.visitor_key = m.visitor_key and h.day < m.day
+       group by m.visitor_key, m.day, ${VISIT_ATTRIBUTES.map((a) => `m.${a}`).join(", ")}),
     returns as (
-      insert into ingest.visitor_channel_returns (site_id, channel_key, day, since, visitors)
-        select $1, channel_key, day, since, count(*) from previous
-         group by channel_key, day, since returning 1),
+      -- A visitor day with one combination counts once under each of its values, in one pass
+      -- over the grouping sets; the few with more are listed under every key, made distinct.
+      insert into ingest.visitor_attribute_returns
+             (site_id, attribute, value_key, day, since, visitors)
+        select $1, attribute, value_key, day, since, sum(n)
+          from (select ${sets.columns}, day, count(*) as n
+                  from since where combinations = 1 ${sets.groupBy}
+                union all
+                select attribute, value_key, since, day, count(*)
+                  from (select distinct k.attribute, k.value_key, c.visitor_key, c.day, k.since
+                          from since c cross join lateral (values ${
+    [
+      ...VISIT_ATTRIBUTES.map((a) => `('${a}', ${valueKey(`c.${a}`)}, c.since_${a})`),
+      "('*', '', c.since_all)",
+    ].join(", ")
+  }) k(attribute, value_key, since)
+                         where c.combinations > 1) multi
+                 group by 1, 2, 3, 4) x
+         group by attribute, value_key, day, since returning 1),
     marked as (
-      insert into ingest.visitor_channel_builds (site_id, day, changes_through)
+      insert into ingest.visitor_attribute_builds (site_id, day, changes_through)
         select $1, d.day, ${changesThrough("$1", "d.day")} from days d returning 1)
-    -- kept and returns run whether read or not, as every data-modifying CTE does.
+    -- returns runs whether read or not, as every data-modifying CTE does.
     select (select count(*) from marked)::int as days`;
 }
 
@@ -196,21 +237,27 @@ export async function buildAllVisitorDays(
   return { built };
 }
 
+/** Whose visitors rangeVisitorsCtes counts: all visits, and each value of one attribute. */
+export interface VisitorScope {
+  attribute?: string;
+  all: boolean;
+}
+
 /**
- * CTEs ending in `rv (channel_key, visitors)`: the distinct visitors,
- * without bots, of the slices of site `site` (SQL) in [startMs, endMs)
- * (15-minute marks), as the slices would count them, of all channels
- * (channel_key '*', with `scope.all`) and per channel (with
- * `scope.channels`; only channels with visitors have a row): the whole UTC
- * days in the range that are current from the visitor days, everything else
- * from the slices.
+ * CTEs ending in `rv (attribute, value_key, visitors)`: the distinct
+ * visitors, without bots, of the slices of site `site` (SQL) in [startMs,
+ * endMs) (15-minute marks), as the slices would count them, of all visits
+ * (attribute '*', with `scope.all`) and per value of `scope.attribute`
+ * (only values with visitors have a row): the whole UTC days in the range
+ * that are current from the visitors by previous day, everything else from
+ * the slices.
  */
 export function rangeVisitorsCtes(
   site: string,
   startMs: number,
   endMs: number,
   params: Params,
-  scope: { channels: boolean; all: boolean },
+  scope: VisitorScope,
 ): string {
   let first = Math.ceil(startMs / DAY_MS) * DAY_MS;
   let end = Math.floor(endMs / DAY_MS) * DAY_MS;
@@ -218,17 +265,18 @@ export function rangeVisitorsCtes(
   if (first >= end) first = end = startMs;
   const at = (ms: number) => `${params.add(iso(ms))}::timestamptz`;
   const [from, to, p, pEnd] = [at(startMs), at(endMs), at(first), at(end)];
-  // The keys a slice of the rest counts under: '*' (all channels), its own channel.
-  const wanted = [
-    ...(scope.all ? ["('*')"] : []),
-    ...(scope.channels ? [`(${channelKey("r.channel")})`] : []),
-  ];
-  const keys = scope.all && scope.channels ? "true" : `r.channel_key ${scope.all ? "=" : "<>"} '*'`;
+  const attrs = scope.attribute ? [scope.attribute] : [];
+  const wanted = [...attrs, ...(scope.all ? ["*"] : [])].map((a) => `'${a}'`).join(", ");
+  const columns = attrs.map((a) => `, s.${a}`).join("");
+  // A visitor of the rest has a day of a value in [p, q) when one of their slices there has it.
+  const sameValue = scope.attribute
+    ? `and (e.attribute = '*' or ${valueKey(`d.${scope.attribute}`)} = e.value_key)`
+    : "";
   // [p, q): the whole days from p on that are current, up to the first that is not. Days before
   // the site's first build row hold no data when that row is current: it was built only when no
   // earlier day had data or changes, and none has changed since.
   return `rv_first as (
-      select min(day) as day from ingest.visitor_channel_builds where site_id = ${site}),
+      select min(day) as day from ingest.visitor_attribute_builds where site_id = ${site}),
     rv_current as (${currentDays(site)}),
     rv_span as (
       select g as day from generate_series(${p}, ${pEnd} - interval '24 hours',
@@ -238,31 +286,34 @@ export function rangeVisitorsCtes(
        where (case when f.day is not null and s.day < f.day then f.day else s.day end)
              not in (select day from rv_current)),
     rv_whole as (
-      select r.channel_key, sum(r.visitors) as n from ingest.visitor_channel_returns r
-       where r.site_id = ${site} and ${keys} and r.day >= ${p} and r.day < (select q from rv_q)
-         and r.since < ${p}
-       group by r.channel_key),
+      select r.attribute, r.value_key, sum(r.visitors) as n
+        from ingest.visitor_attribute_returns r
+       where r.site_id = ${site} and r.attribute in (${wanted}) and r.day >= ${p}
+         and r.day < (select q from rv_q) and r.since < ${p}
+       group by r.attribute, r.value_key),
     rv_rest_slices as (
-      select s.visitor_key, s.channel from ingest.visit_slices s
+      select s.visitor_key${columns} from ingest.visit_slices s
        where s.site_id = ${site} and not s.bot and s.bucket >= ${from} and s.bucket < ${p}
       union all
-      select s.visitor_key, s.channel from ingest.visit_slices s
+      select s.visitor_key${columns} from ingest.visit_slices s
        where s.site_id = ${site} and not s.bot and s.bucket >= (select q from rv_q)
          and s.bucket < ${to}),
     rv_rest as (
-      select distinct k.channel_key, r.visitor_key from rv_rest_slices r
-       cross join lateral (values ${wanted.join(", ")}) k(channel_key)),
+      select distinct k.attribute, k.value_key, r.visitor_key
+        from rv_rest_slices r ${attributeKeys("r", attrs, scope.all)}),
     rv_added as (
-      -- A probe of the visitor days per visitor of the rest (a few thousand), never a join
-      -- with every visitor day of the range (hundreds of thousands).
-      select e.channel_key, count(*) as n from rv_rest e
-       where (select 1 from ingest.visitor_channel_days d
-               where d.site_id = ${site} and d.channel_key = e.channel_key
-                 and d.visitor_key = e.visitor_key
-                 and d.day >= ${p} and d.day < (select q from rv_q) limit 1) is null
-       group by e.channel_key),
+      -- A probe of the visitor's slices in [p, q) per visitor of the rest (a few thousand),
+      -- through the index of slices by visitor; never a join with every slice of the range.
+      select e.attribute, e.value_key, count(*) as n from rv_rest e
+       where (select 1 from ingest.visit_slices d
+               where d.site_id = ${site} and d.visitor_key = e.visitor_key
+                 and d.bucket >= ${p} and d.bucket < (select q from rv_q) and not d.bot
+                 ${sameValue} limit 1) is null
+       group by e.attribute, e.value_key),
     rv as (
-      select coalesce(w.channel_key, a.channel_key) as channel_key,
+      select coalesce(w.attribute, a.attribute) as attribute,
+             coalesce(w.value_key, a.value_key) as value_key,
              coalesce(w.n, 0) + coalesce(a.n, 0) as visitors
-        from rv_whole w full join rv_added a on a.channel_key = w.channel_key)`;
+        from rv_whole w full join rv_added a
+          on a.attribute = w.attribute and a.value_key = w.value_key)`;
 }

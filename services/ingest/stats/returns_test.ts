@@ -17,6 +17,7 @@ import { runRetention } from "../retention.ts";
 import { rebuildSite } from "./derived.ts";
 import { buildPeriodSums, coverOf } from "./periods.ts";
 import { buildDayRange, buildVisitorDays } from "./returns.ts";
+import { VISIT_ATTRIBUTES } from "./plan.ts";
 import type { Json } from "../../lib/stats/wire.ts";
 import {
   answersOf as answersFor,
@@ -40,8 +41,13 @@ const QUERIES: Record<string, Json>[] = [
   { metrics: ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"] },
   { metrics: ["visitors"] },
   { metrics: ["views_per_visit", "events", "leads", "visitors"] },
-  // The channels' visitors from the visitor days per channel.
+  // The channels' visitors from their visitors by previous day.
   { metrics: ["visitors", "visits", "pageviews", "bounce_rate"], dimensions: ["visit:channel"] },
+  // Other visit attributes' values, as channels (the build keeps every attribute alike).
+  ...["source", "visitor_type"].map((a) => ({
+    metrics: ["visitors", "visits", "visit_duration"],
+    dimensions: [`visit:${a}`],
+  })),
 ];
 /** Queries with dimensions asked for their totals, whose visitors the visitor days give too. */
 const WITH_TOTALS: Record<string, Json>[] = [
@@ -49,6 +55,9 @@ const WITH_TOTALS: Record<string, Json>[] = [
   { metrics: ["visitors", "visits", "pageviews"], dimensions: ["time:month"] },
   { metrics: ["bounce_rate", "visitors", "leads"], dimensions: ["time:week"] },
   { metrics: ["visit_duration", "visitors"], dimensions: ["visit:channel"] },
+  { metrics: ["visitors", "pageviews"], dimensions: ["visit:entry_page"] },
+  // The dashboard's Ad channels: revenue beside the sums, from the valued events.
+  { metrics: ["visits", "events", "leads", "revenue"], dimensions: ["visit:utm_campaign"] },
 ];
 /** Per zone: all the data, a whole month, a few days, one day (less than a whole UTC day). */
 const RANGES: Json[] = [
@@ -119,14 +128,20 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
   });
 
   it("answer as the stored rows do before anything is built", async () => {
-    expect(await count(db, "visitor_channel_builds")).toBe(0);
+    expect(await count(db, "visitor_attribute_builds")).toBe(0);
     expect(await compareAll(db)).toBeGreaterThan(1000);
   }, 120_000);
 
   it("answer as the stored rows do once built, reading the visitor days", async () => {
     const { built } = await buildVisitorDays(db, SITE, NOW);
     expect(built).toBe(DAYS_TO_NOW);
-    expect(await count(db, "visitor_channel_days")).toBeGreaterThan(300);
+    // Kept for all visits and for every visit attribute.
+    const [kept] = await db.query<{ attributes: string[] }>(
+      `select array_agg(distinct attribute order by attribute) as attributes
+         from ingest.visitor_attribute_returns where site_id = $1`,
+      [SITE],
+    );
+    expect(kept.attributes).toEqual(["*", ...VISIT_ATTRIBUTES].sort());
     expect((await buildVisitorDays(db, SITE, NOW)).built).toBe(0);
     // A day that has not ended is not built.
     expect((await buildVisitorDays(db, SITE, NOW + DAY_MS - 1)).built).toBe(0);
@@ -139,8 +154,9 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     const before = await answersOf(db, month, "UTC");
     const bump = (by: number) =>
       db.query(
-        `update ingest.visitor_channel_returns set visitors = visitors + $2
-          where site_id = $1 and day = '2026-10-15T00:00:00Z' and since = '-infinity'`,
+        `update ingest.visitor_attribute_returns set visitors = visitors + $2
+          where site_id = $1 and attribute = '*' and day = '2026-10-15T00:00:00Z'
+            and since = '-infinity'`,
         [SITE, by],
       );
     await bump(1000);
@@ -149,30 +165,39 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
       Number(before.reference.rows[0].metrics[0]) + 1000,
     );
     await bump(-1000);
-    // So does a count of one channel, in the breakdown by channel: per channel too.
-    const byChannel = { ...QUERIES[3], date_range: RANGES[1] };
-    const [channel] = await db.query<{ channel_key: string }>(
-      `select channel_key from ingest.visitor_channel_returns
-        where site_id = $1 and day = '2026-10-15T00:00:00Z' and channel_key like '=%'
-        order by channel_key limit 1`,
-      [SITE],
-    );
-    const bumpChannel = (by: number) =>
-      db.query(
-        `update ingest.visitor_channel_returns set visitors = visitors + $3
-          where site_id = $1 and day = '2026-10-15T00:00:00Z' and channel_key = $2
-            and since = (select min(since) from ingest.visitor_channel_returns
-                          where site_id = $1 and day = '2026-10-15T00:00:00Z'
-                            and channel_key = $2)`,
-        [SITE, channel.channel_key, by],
+    // So does a count of one value, in a breakdown by an attribute: per value too.
+    for (const attribute of ["channel", "source", "country"]) {
+      const byValue = {
+        metrics: ["visitors", "visits"],
+        dimensions: [`visit:${attribute}`],
+        date_range: RANGES[1],
+      };
+      const [value] = await db.query<{ value_key: string }>(
+        `select value_key from ingest.visitor_attribute_returns
+          where site_id = $1 and attribute = $2 and day = '2026-10-15T00:00:00Z'
+            and value_key like '=%'
+          order by value_key limit 1`,
+        [SITE, attribute],
       );
-    const channelVisitors = (answer: Awaited<ReturnType<typeof answersOf>>["reference"]) =>
-      Number(answer.rows.find((r) => r.dims[0] === channel.channel_key.slice(1))!.metrics[0]);
-    const exact = await answersOf(db, byChannel, "UTC");
-    await bumpChannel(500);
-    const misreadChannel = await answersOf(db, byChannel, "UTC");
-    expect(channelVisitors(misreadChannel.derived!)).toBe(channelVisitors(exact.reference) + 500);
-    await bumpChannel(-500);
+      const bumpValue = (by: number) =>
+        db.query(
+          `update ingest.visitor_attribute_returns set visitors = visitors + $4
+            where site_id = $1 and attribute = $2 and day = '2026-10-15T00:00:00Z'
+              and value_key = $3
+              and since = (select min(since) from ingest.visitor_attribute_returns
+                            where site_id = $1 and attribute = $2
+                              and day = '2026-10-15T00:00:00Z' and value_key = $3)`,
+          [SITE, attribute, value.value_key, by],
+        );
+      const valueVisitors = (answer: Awaited<ReturnType<typeof answersOf>>["reference"]) =>
+        Number(answer.rows.find((r) => r.dims[0] === value.value_key.slice(1))!.metrics[0]);
+      const exact = await answersOf(db, byValue, "UTC");
+      expect(exact.path, attribute).toBe("periods");
+      await bumpValue(500);
+      const misread = await answersOf(db, byValue, "UTC");
+      expect(valueVisitors(misread.derived!), attribute).toBe(valueVisitors(exact.reference) + 500);
+      await bumpValue(-500);
+    }
   }, 180_000);
 
   it("are not used once rows arrive for their days, until built again", async () => {
@@ -208,7 +233,7 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     expect(await buildDayRange(db, SITE, oct, oct + 3 * DAY_MS)).toBe(0);
     // The days it would have built stay unbuilt and the answers exact.
     const [builds] = await db.query<{ n: number }>(
-      `select count(*)::int as n from ingest.visitor_channel_builds
+      `select count(*)::int as n from ingest.visitor_attribute_builds
         where site_id = $1 and day >= '2026-10-10T00:00:00Z'`,
       [SITE],
     );
@@ -240,7 +265,7 @@ describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
     expect((await buildVisitorDays(db, SITE, NOW)).built).toBe((NOW - firstKept) / DAY_MS);
     await compareAll(db);
     // Every day from the first the site ever had, whatever retention emptied included.
-    expect(await count(db, "visitor_channel_builds")).toBe(DAYS_TO_NOW);
+    expect(await count(db, "visitor_attribute_builds")).toBe(DAYS_TO_NOW);
   }, 240_000);
 });
 

@@ -549,4 +549,28 @@ export const ingestMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 13,
+    name: "revenue per local period and visit attribute",
+    // The dashboard's Ad channels report (revenue by visit:ad_link) read every
+    // valued event of its range, each joined to its slice for its visit's
+    // attributes, beside the visit sums: a year of them was most of its time.
+    // The period sums now keep the revenue per period, attribute value and
+    // currency of the valued events whose rows are not bots, built with the
+    // other sums in the same statement (stats/periods.ts). The sums built
+    // without it are emptied, to be built again with it.
+    sql: `
+      truncate ingest.visit_attribute_periods, ingest.visit_attribute_sums;
+      create table ingest.visit_attribute_revenue (
+        site_id text not null,
+        period_start timestamptz not null,
+        period_end timestamptz not null,
+        attribute text not null,
+        value_key text not null,
+        currency text not null,
+        revenue numeric not null,
+        primary key (site_id, period_start, period_end, attribute, value_key, currency)
+      );
+    `,
+  },
 ];

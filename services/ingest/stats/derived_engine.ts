@@ -19,7 +19,7 @@
  *   day, week or month alone or with one visit: dimension, by one visit:
  *   dimension alone, and without any dimension, without filters or bots: the
  *   Traffic report, the dashboard's summary, its breakdowns and its Ad
- *   channels (their revenue from the range's valued events, as above); the
+ *   channels (revenue per value kept beside the sums); the
  *   visitors of their totals and of an attribute's values over the whole
  *   range come from the visitors by previous day (returns.ts).
  * - conversion_rate alone, without dimensions or bots, filtered by
@@ -131,18 +131,8 @@ const dims = (cols: string[]) =>
     .join(", ");
 const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}` : "");
 
-/**
- * The statement of a query read from the counters or the slices (path as
- * derivedPath chose). With `revenueOnly` (a query whose only metric is
- * revenue), only the revenue's parts: its groups are then only those with
- * revenue, for a caller that has the others' rows.
- */
-export function derivedSql(
-  plan: Plan,
-  path: "counters" | "visits",
-  params: Params,
-  { revenueOnly = false } = {},
-): string {
+/** The statement of a query read from the counters or the slices (path as derivedPath chose). */
+export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
   const humans = query.includeBots ? "" : " and not bot";
@@ -259,7 +249,7 @@ export function derivedSql(
        ${groupBy(svKeys)}),
       svisits as (select vf.pv, vf.ev, vf.dur_ms
              ${visitSelects.length ? ", " + visitSelects.join(", ") : ""} from vf)`);
-    for (const level of revenueOnly ? [] : levels(query)) {
+    for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
       const distinct = level === "g"
         ? "count(*)"
@@ -304,7 +294,6 @@ export function derivedSql(
       : `cg where kind = ${KIND.event} and valued`;
     for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];
-      // Named: with revenueOnly these are the statement's first parts.
       parts.push(`select '${tag(level, "m")}' as part, ${dims(cols)}, (sum(revenue))::text as n1,
         null::text as n2, null::text as n3, null::text as n4, currency as cur
         from ${source} ${groupBy([...cols, "currency"])}`);
@@ -327,20 +316,7 @@ export async function derivedPartials(
   if (path === "rows") return rowsPartials(db, plan);
   if (path === "periods") {
     const rows = await periodRows(db, plan);
-    if (!rows) return undefined;
-    if (plan.query.metrics.includes("revenue")) {
-      // Revenue by the query's visit: attribute, from the range's valued events (the sums
-      // hold none); every group it names has visits, which the sums' rows name too.
-      const revenue = { ...plan, query: { ...plan.query, metrics: ["revenue" as const] } };
-      const revenueParams = new Params();
-      rows.push(
-        ...await db.query<PartRow>(
-          derivedSql(revenue, "visits", revenueParams, { revenueOnly: true }),
-          revenueParams.list,
-        ),
-      );
-    }
-    return readParts(plan, rows);
+    return rows && readParts(plan, rows);
   }
   const params = new Params();
   const rows = await db.query<PartRow>(derivedSql(plan, path, params), params.list);

@@ -33,7 +33,7 @@
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import type { PartRow } from "./aggregate.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
-import { bucket15, QUARTER_HOUR_MS } from "./derived.ts";
+import { bucket15, QUARTER_HOUR_MS, storedRows } from "./derived.ts";
 import {
   attributeKeys,
   attributeSets,
@@ -64,6 +64,7 @@ const PERIOD_TIMES: TimeDimension[] = ["time:day", "time:week", "time:month"];
 
 /** The metrics the period sums hold. */
 const PERIOD_METRICS: MetricName[] = [
+  "revenue",
   "pageviews",
   "events",
   "leads",
@@ -104,11 +105,7 @@ interface QueryPeriods {
 export function queryPeriods(plan: Plan): QueryPeriods | undefined {
   const { query } = plan;
   if (query.includeBots || query.filters.length > 0) return undefined;
-  // Revenue by a visit: attribute comes from the valued events beside the sums (periodRows).
-  const byAttribute = query.dimensions.some(isVisitDimension);
-  if (!query.metrics.every((m) => PERIOD_METRICS.includes(m) || (m === "revenue" && byAttribute))) {
-    return undefined;
-  }
+  if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
   const aligned = (periods: Period[]) =>
     periods.every((p) => p.start % QUARTER_HOUR_MS === 0 && p.end % QUARTER_HOUR_MS === 0);
   const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
@@ -218,8 +215,10 @@ export interface AttributeScope {
  * the slices, ending in `ps_sums` (ps, pe, attribute, value_key, visitors,
  * pageviews, events, leads, visits, bounces, duration_ms, visit_pageviews):
  * one row per period, attribute of `scope.attributes` and value with slices;
- * with `scope.all`, one with attribute '*' per period. The builder keeps
- * them all; a query computes only the rows it reads.
+ * with `scope.all`, one with attribute '*' per period. And `ps_revenue` (ps,
+ * pe, attribute, value_key, currency, revenue): the revenue of the periods'
+ * valued events, keyed alike. The builder keeps them all; a query computes
+ * only the rows it reads.
  */
 export function periodSumsCtes(
   site: string,
@@ -230,6 +229,7 @@ export function periodSumsCtes(
   const list = (alias: string) => attrs.map((a) => `, ${alias}${a}`).join("");
   const keys = (alias: string) => attributeKeys(alias, attrs, scope.all);
   const sets = attributeSets("ps, pe", attrs, scope.all);
+  const revenueSets = attributeSets("ps, pe, currency", attrs, scope.all);
   return `ps_s as not materialized (
       select p.ps, p.pe, s.visit_key, s.visitor_key, s.first_at, s.last_at, s.pageviews,
              s.events, s.leads${list("s.")}
@@ -287,7 +287,25 @@ export function periodSumsCtes(
              coalesce(v.visit_pageviews, 0) as visit_pageviews
         from ps_r r left join ps_v v
           on v.ps = r.ps and v.pe = r.pe and v.attribute = r.attribute
-         and v.value_key = r.value_key)`;
+         and v.value_key = r.value_key),
+    ps_revenue as (
+      -- The periods' valued events that are not bots, each joined to its own slice (the
+      -- slices' key) for its visit's values.
+      select ps, pe, ${revenueSets.columns}, currency, sum(revenue) as revenue
+        from (select p.ps, p.pe, e.currency, e.value as revenue${list("s.")}
+                from ${periods} p cross join lateral (${
+    storedRows(
+      "event",
+      `x.site_id = ${site} and x.received_at >= p.ps and x.received_at < p.pe
+       and x.value is not null and x.currency is not null`,
+    )
+  }) e
+                join ingest.visit_slices s
+                  on s.site_id = e.site_id and s.bucket = ${bucket15("e.at")}
+                 and s.visit_key = e.visit_key and s.visitor_key = e.visitor_key
+                 and s.bot = e.bot
+               where not e.bot) v
+       ${revenueSets.groupBy})`;
 }
 
 /** The changes counted on the UTC days a period (alias `p`: ps, pe) covers, now. */
@@ -344,7 +362,20 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
               union all
               select g, attribute, value_key, visits, bounces, duration_ms, visit_pageviews
                 from corrections) x`;
+  // Revenue per period from the sums: the periods are the range, no visit crosses into it.
+  const revenue = query.metrics.includes("revenue");
   const answers = [
+    ...(groups && revenue
+      ? [`select 'm' as part, ${dimCols}, sum(revenue)::text as n1, null::text as n2,
+                 null::text as n3, null::text as n4, currency as cur
+            from revenue where ${grouped} and g >= 0 group by g, value_key, currency`]
+      : []),
+    ...(totals && revenue
+      ? [`select 'M' as part, null::text as d0, null::text as d1, null::text as d2,
+                 sum(revenue)::text as n1, null::text as n2, null::text as n3, null::text as n4,
+                 currency as cur
+            from revenue where attribute = '*' and g >= 0 group by currency`]
+      : []),
     ...(groups
       ? [
         `select 'r' as part, ${dimCols}, pageviews::text as n1, events::text as n2,
@@ -387,6 +418,19 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
        where v.site_id = ${site} and v.changes = ${changesOf(site)}),
     missing as (select ps, pe from p where (ps, pe) not in (select ps, pe from valid)),
     ${periodSumsCtes(site, "missing", scope)},
+    ${
+    revenue
+      ? `revenue as (
+      select p.g, r.attribute, r.value_key, r.currency, r.revenue
+        from ingest.visit_attribute_revenue r
+        join p on r.period_start = p.ps and r.period_end = p.pe
+       where r.site_id = ${site} and r.attribute in (${wanted.join(", ")})
+         and (p.ps, p.pe) in (select ps, pe from valid)
+      union all
+      select p.g, r.attribute, r.value_key, r.currency, r.revenue
+        from ps_revenue r join p on r.ps = p.ps and r.pe = p.pe),`
+      : ""
+  }
     sums as (
       select p.g, ${sumColumns}
         from ingest.visit_attribute_sums s join p on s.period_start = p.ps and s.period_end = p.pe
@@ -540,7 +584,10 @@ export async function buildPeriodSums(
          ${periodSumsCtes("$1", "periods")},
          marked as (
            insert into ingest.visit_attribute_periods (site_id, period_start, period_end, changes)
-             select $1, p.ps, p.pe, ${changesOf("$1")} from periods p returning 1)
+             select $1, p.ps, p.pe, ${changesOf("$1")} from periods p returning 1),
+         revenue as (
+           insert into ingest.visit_attribute_revenue
+             select $1, ps, pe, attribute, value_key, currency, revenue from ps_revenue)
          insert into ingest.visit_attribute_sums
            select $1, ps, pe, ${SUM_COLUMNS.join(", ")} from ps_sums`,
         [siteId, ...periodArrays(chunk)],
@@ -561,7 +608,13 @@ const PERIODS_OF = "unnest($2::text::timestamptz[], $3::text::timestamptz[]) p(p
 
 /** Deletes the sums of the listed periods of a site. */
 async function deletePeriods(tx: Queryable, siteId: string, periods: Period[]): Promise<void> {
-  for (const table of ["ingest.visit_attribute_sums", "ingest.visit_attribute_periods"]) {
+  for (
+    const table of [
+      "ingest.visit_attribute_sums",
+      "ingest.visit_attribute_revenue",
+      "ingest.visit_attribute_periods",
+    ]
+  ) {
     await tx.query(
       `delete from ${table} t using ${PERIODS_OF}
         where t.site_id = $1 and t.period_start = p.ps and t.period_end = p.pe`,

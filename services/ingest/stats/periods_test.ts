@@ -50,6 +50,8 @@ const QUERIES: Record<string, Json>[] = [
     metrics: ["visitors", "pageviews", "events"],
     dimensions: ["visit:utm_campaign", "time:month"],
   },
+  // Revenue per value and currency, kept beside the sums (the dashboard's Ad channels).
+  { metrics: ["visits", "events", "revenue"], dimensions: ["time:week", "visit:source"] },
 ];
 /** Per zone: a month, a few days cutting weeks, a daylight-saving day, two months. */
 const RANGES: Record<string, Json[]> = {
@@ -168,6 +170,32 @@ describe.each(STORAGES)("the visit sums per local period on %s", (storage) => {
           and period_end = '2026-10-13T00:00:00Z' and attribute = 'channel' and value_key = '=direct'`,
       [SITE],
     );
+    // So does a stored revenue: the query read it too.
+    const byValue = {
+      metrics: ["revenue"],
+      dimensions: ["time:day", "visit:channel"],
+      date_range: RANGES.UTC[0],
+    };
+    const exact = await answersOf(db, byValue, "UTC");
+    expect(exact.path).toBe("periods");
+    const bumpRevenue = (by: number) =>
+      db.query(
+        `update ingest.visit_attribute_revenue set revenue = revenue + $2
+          where site_id = $1 and period_start = '2026-10-12T00:00:00Z'
+            and period_end = '2026-10-13T00:00:00Z' and attribute = 'channel'`,
+        [SITE, by],
+      );
+    const [stored] = await db.query<{ n: number }>(
+      `select count(*)::int as n from ingest.visit_attribute_revenue
+        where site_id = $1 and period_start = '2026-10-12T00:00:00Z'
+          and period_end = '2026-10-13T00:00:00Z' and attribute = 'channel'`,
+      [SITE],
+    );
+    expect(stored.n).toBeGreaterThan(0);
+    await bumpRevenue(7);
+    expect((await answersOf(db, byValue, "UTC")).derived).not.toEqual(exact.reference);
+    await bumpRevenue(-7);
+    expect((await answersOf(db, byValue, "UTC")).derived).toEqual(exact.reference);
   }, 120_000);
 
   it("are not used once rows arrive for their days, until built again", async () => {

@@ -48,6 +48,8 @@ const QUERIES: Record<string, Json>[] = [
     metrics: ["visitors", "visits", "visit_duration"],
     dimensions: [`visit:${a}`],
   })),
+  // Revenue alone: every value with visits is a group, with or without revenue.
+  { metrics: ["revenue"], dimensions: ["visit:device"] },
 ];
 /** Queries with dimensions asked for their totals, whose visitors the visitor days give too. */
 const WITH_TOTALS: Record<string, Json>[] = [

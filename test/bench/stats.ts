@@ -171,6 +171,24 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       date_range: ["2026-10-02", "2026-10-31"],
     },
   },
+  // The Ad channels report's summary and chart: visits with any ad link.
+  {
+    name: "12 months, Ad channels summary (visits with an ad link, the dashboard's)",
+    body: {
+      metrics: ["visits", "events", "leads", "revenue"],
+      filters: [["contains", "visit:ad_link", [""]]],
+      date_range: ["2025-11-01", "2026-10-31"],
+    },
+  },
+  {
+    name: "12 months, Ad channels by time:month (visits with an ad link, the dashboard's)",
+    body: {
+      metrics: ["visits"],
+      dimensions: ["time:month"],
+      filters: [["contains", "visit:ad_link", [""]]],
+      date_range: ["2025-11-01", "2026-10-31"],
+    },
+  },
   ...["entry_page", "country"].map((attribute) => ({
     name: `12 months by visit:${attribute} (the dashboard's breakdown)`,
     body: {

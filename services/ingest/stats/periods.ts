@@ -35,10 +35,12 @@ import type { PartRow } from "./aggregate.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
 import { bucket15, QUARTER_HOUR_MS, storedRows } from "./derived.ts";
 import {
+  and,
   attributeKeys,
   attributeSets,
   bucketOf,
   bucketParams,
+  filterCondition,
   iso,
   levels,
   Params,
@@ -95,7 +97,8 @@ interface QueryPeriods {
  * The periods of a query the period sums answer, or undefined: a day, week
  * or month dimension, alone or with one visit: dimension, one visit:
  * dimension alone (its values' visitors by previous day), or no dimension
- * at all; totals or not (their visitors by previous day); no filters, rows
+ * at all; totals or not (their visitors by previous day); no filters but on
+ * one visit: attribute (the values' sums added up, so no visitors), rows
  * that are not bots, and only metrics of page views, events, leads,
  * visitors and visits. The periods are those of the query's zone
  * over its whole range (without dimensions, its whole months and its other
@@ -104,8 +107,14 @@ interface QueryPeriods {
  */
 export function queryPeriods(plan: Plan): QueryPeriods | undefined {
   const { query } = plan;
-  if (query.includeBots || query.filters.length > 0) return undefined;
-  if (!query.metrics.every((m) => PERIOD_METRICS.includes(m))) return undefined;
+  if (query.includeBots || !query.metrics.every((m) => PERIOD_METRICS.includes(m))) {
+    return undefined;
+  }
+  // Filters on one visit: attribute pick its values' sums, which add up for every metric but
+  // visitors; the query may then group by that attribute, not by another.
+  const filtered = [...new Set(query.filters.map((f) => f.dimension))];
+  if (filtered.length > 1 || filtered.some((d) => !isVisitDimension(d))) return undefined;
+  if (filtered.length === 1 && query.metrics.includes("visitors")) return undefined;
   const aligned = (periods: Period[]) =>
     periods.every((p) => p.start % QUARTER_HOUR_MS === 0 && p.end % QUARTER_HOUR_MS === 0);
   const times = PERIOD_TIMES.filter((d) => query.dimensions.includes(d));
@@ -113,6 +122,7 @@ export function queryPeriods(plan: Plan): QueryPeriods | undefined {
   if (times.length > 1 || others.length > 1 || others.some((d) => !isVisitDimension(d))) {
     return undefined;
   }
+  if (filtered.length === 1 && others.length === 1 && others[0] !== filtered[0]) return undefined;
   if (times.length === 0) {
     const periods = coverOf(plan.zone, plan.startMs, plan.endMs);
     return aligned(periods) ? { periods: periods.map((p) => ({ ...p, labelId: 0 })) } : undefined;
@@ -326,11 +336,19 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   const to = `${params.add(iso(plan.endMs))}::timestamptz`;
   const buckets = qp.time ? bucketParams(plan.buckets.get(qp.time)!, params) : undefined;
   // The query's visit: attribute, if any (queryPeriods allows one).
-  const visitDimension = query.dimensions.find(isVisitDimension);
+  // The query's visit: attribute, if any: its dimension or its filters' (queryPeriods allows one).
+  const filtered = query.filters.length > 0;
+  const visitDimension = query.dimensions.find(isVisitDimension) ?? query.filters[0]?.dimension;
   const attribute = visitDimension ? VISIT_COLUMN[visitDimension as VisitDimension] : undefined;
+  // The values the filters keep, as the slices' columns would be filtered (null for none).
+  const matching = and(
+    query.filters.map((f) => filterCondition(f, valueOfKey("value_key"), params)),
+  );
   const dims = query.dimensions.map((d) => d === qp.time ? "g::text" : valueOfKey("value_key"));
   const dimCols = [0, 1, 2].map((i) => `${dims[i] ?? "null::text"} as d${i}`).join(", ");
-  const grouped = `attribute = '${attribute ?? "*"}'`;
+  const grouped = `attribute = '${attribute ?? "*"}' and ${matching}`;
+  // The totals: all visits, or with filters the values they keep, added up.
+  const whole = filtered ? grouped : "attribute = '*'";
   const sumColumns = SUM_COLUMNS.map((c) => `s.${c}`).join(", ");
   // The totals (the whole answer without dimensions) sum every period of all visits; their
   // visitors, a distinct count over the whole range, come from the visitors by previous day.
@@ -339,7 +357,7 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
   const totals = levelsOf.includes("");
   const scope: AttributeScope = {
     attributes: attribute ? [attribute] : [],
-    all: !attribute || totals,
+    all: !attribute || (totals && !filtered),
   };
   const wanted = [...scope.attributes, ...(scope.all ? ["*"] : [])].map((a) => `'${a}'`);
   // One visit's correction: taken off where the sums count it whole, counted where the
@@ -374,7 +392,7 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
       ? [`select 'M' as part, null::text as d0, null::text as d1, null::text as d2,
                  sum(revenue)::text as n1, null::text as n2, null::text as n3, null::text as n4,
                  currency as cur
-            from revenue where attribute = '*' and g >= 0 group by currency`]
+            from revenue where ${whole} and g >= 0 group by currency`]
       : []),
     ...(groups
       ? [
@@ -398,11 +416,11 @@ export function periodsSql(plan: Plan, qp: QueryPeriods, params: Params): string
         `select 'R' as part, null::text as d0, null::text as d1, null::text as d2,
                 sum(pageviews)::text as n1, sum(events)::text as n2, sum(leads)::text as n3,
                 null::text as n4, null::text as cur
-           from sums where attribute = '*' and g >= 0`,
+           from sums where ${whole} and g >= 0`,
         `select 'V', null, null, null, sum(visits)::text, sum(bounces)::text,
                 sum(duration_ms)::text, sum(visit_pageviews)::text, null
            from ${visitRows}
-          where attribute = '*' and g >= 0 having sum(visits) > 0`,
+          where ${whole} and g >= 0 having sum(visits) > 0`,
       ]
       : []),
     ...(visitorScope.all

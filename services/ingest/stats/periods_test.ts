@@ -52,6 +52,17 @@ const QUERIES: Record<string, Json>[] = [
   },
   // Revenue per value and currency, kept beside the sums (the dashboard's Ad channels).
   { metrics: ["visits", "events", "revenue"], dimensions: ["time:week", "visit:source"] },
+  // Filters on one attribute: its kept values' sums added up (the Ad channels' "any ad link").
+  {
+    metrics: ["visits", "events", "leads", "revenue", "bounce_rate"],
+    dimensions: ["time:day"],
+    filters: [["contains", "visit:utm_source", [""]]],
+  },
+  {
+    metrics: ["pageviews", "visit_duration", "revenue"],
+    dimensions: ["visit:channel"],
+    filters: [["is_not", "visit:channel", ["direct", "organic"]]],
+  },
 ];
 /** Per zone: a month, a few days cutting weeks, a daylight-saving day, two months. */
 const RANGES: Record<string, Json[]> = {

@@ -97,8 +97,8 @@ export function ingestService(platform: Platform): ServiceDefinition {
           log.debug("partitions", { error })
         );
       const timer = setInterval(ahead, PARTITION_CHECK_MS);
-      // The visit sums per local period (stats/periods.ts) and the visitor days
-      // (stats/returns.ts), one build at a time; queries are exact without them, only slower.
+      // The visit sums per local period (stats/periods.ts) and the visitors by previous
+      // day (stats/returns.ts), one build at a time; queries are exact without them, only slower.
       let building: Promise<void> | undefined;
       const stopBuilding = new AbortController();
       const buildPeriods = () => {
@@ -106,7 +106,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
         building ??= buildAllPeriodSums(context.db, platform.clock.now(), signal)
           .catch((error) => log.warn("period sums", { error: String(error) }))
           .then(() => buildAllVisitorDays(context.db, platform.clock.now(), signal))
-          .then(() => {}, (error) => log.warn("visitor days", { error: String(error) }))
+          .then(() => {}, (error) => log.warn("visitors by previous day", { error: String(error) }))
           .finally(() => (building = undefined));
       };
       const periodTimer = platform.config.statsUpkeep

@@ -73,8 +73,9 @@ export interface VisitorDaysBuild {
 }
 
 /**
- * Builds the visitor days of a site that are missing or stale, for UTC days
- * that have ended by `nowMs`, oldest first, a month of days per transaction
+ * Builds the visitors by previous day of a site's UTC days that are missing
+ * or stale, for UTC days that have ended by `nowMs`, oldest first, a month
+ * of days per transaction
  * (under the site's builder lock, as the period sums are). Stops, between
  * transactions, when `signal` is aborted or another builder holds the site.
  */
@@ -219,7 +220,7 @@ function buildSql(): string {
     select (select count(*) from marked)::int as days`;
 }
 
-/** Builds the visitor days of every site with data. */
+/** Builds the visitors by previous day of every site with data. */
 export async function buildAllVisitorDays(
   db: Database,
   nowMs: number,

@@ -1,11 +1,13 @@
 /**
- * Queries without dimensions (the dashboard's summaries), and the totals of
- * queries by day, week or month, from the period sums and the visitor days, against the stored rows, on both storages: in
- * four zones, before anything is built (everything from the slices), once
- * built (the sums and visitor days read, which a changed row shows), after
- * late rows make days stale, and through visitor deletion, retention and
- * the rebuild. Also the builder's own rules: it builds ended UTC days in
- * order, and never a day whose previous day is stale.
+ * Queries without dimensions (the dashboard's summaries), the totals of
+ * queries by day, week or month, and breakdowns by one visit attribute, from
+ * the period sums and the visitors by previous day, against the stored rows,
+ * on both storages: in four zones, before anything is built (everything from
+ * the slices), once built (the sums and visitors by previous day read, which
+ * a changed count shows), after late rows make days stale, and through
+ * visitor deletion, retention and the rebuild. Also the builder's own rules:
+ * it builds ended UTC days in order, and never a day whose previous day is
+ * stale.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "../../../test/helpers/env.ts";
@@ -51,7 +53,7 @@ const QUERIES: Record<string, Json>[] = [
   // Revenue alone: every value with visits is a group, with or without revenue.
   { metrics: ["revenue"], dimensions: ["visit:device"] },
 ];
-/** Queries with dimensions asked for their totals, whose visitors the visitor days give too. */
+/** Queries with dimensions asked for their totals, whose visitors are counted the same way. */
 const WITH_TOTALS: Record<string, Json>[] = [
   TRAFFIC_QUERY,
   { metrics: ["visitors", "visits", "pageviews"], dimensions: ["time:month"] },

@@ -300,7 +300,9 @@ export function periodSumsCtes(
          and v.value_key = r.value_key),
     ps_revenue as (
       -- The periods' valued events that are not bots, each joined to its own slice (the
-      -- slices' key) for its visit's values.
+      -- slices' key) for its visit's values. Offset 0 keeps the events a probe per period:
+      -- pulled up into a join, Postgres read every valued event of the site (3.4 s for the
+      -- 30-day Ad channels at ten million page views, when no period was missing at all).
       select ps, pe, ${revenueSets.columns}, currency, sum(revenue) as revenue
         from (select p.ps, p.pe, e.currency, e.value as revenue${list("s.")}
                 from ${periods} p cross join lateral (${
@@ -309,7 +311,7 @@ export function periodSumsCtes(
       `x.site_id = ${site} and x.received_at >= p.ps and x.received_at < p.pe
        and x.value is not null and x.currency is not null`,
     )
-  }) e
+  } offset 0) e
                 join ingest.visit_slices s
                   on s.site_id = e.site_id and s.bucket = ${bucket15("e.at")}
                  and s.visit_key = e.visit_key and s.visitor_key = e.visitor_key

@@ -101,6 +101,17 @@ function dashboardQueries(
   ];
 }
 
+/** The dashboard's Traffic breakdown by one visit: attribute over 12 months. */
+const yearBreakdown = (attribute: string) => ({
+  name: `12 months by visit:${attribute} (the dashboard's breakdown)`,
+  body: {
+    metrics: TRAFFIC_METRICS,
+    dimensions: [`visit:${attribute}`],
+    date_range: ["2025-11-01", "2026-10-31"],
+    limit: 100,
+  },
+});
+
 const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "Traffic, 30 days, time:day × visit:channel",
@@ -142,24 +153,8 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       date_range: ["2025-11-01", "2026-10-31"],
     },
   },
-  {
-    name: "12 months by visit:channel (the dashboard's breakdown)",
-    body: {
-      metrics: TRAFFIC_METRICS,
-      dimensions: ["visit:channel"],
-      date_range: ["2025-11-01", "2026-10-31"],
-      limit: 100,
-    },
-  },
-  {
-    name: "12 months by visit:source (the dashboard's breakdown)",
-    body: {
-      metrics: TRAFFIC_METRICS,
-      dimensions: ["visit:source"],
-      date_range: ["2025-11-01", "2026-10-31"],
-      limit: 100,
-    },
-  },
+  yearBreakdown("channel"),
+  yearBreakdown("source"),
   {
     name: "30 days, summary without dimensions",
     body: {
@@ -196,15 +191,8 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       date_range: ["2025-11-01", "2026-10-31"],
     },
   },
-  ...["entry_page", "country"].map((attribute) => ({
-    name: `12 months by visit:${attribute} (the dashboard's breakdown)`,
-    body: {
-      metrics: TRAFFIC_METRICS,
-      dimensions: [`visit:${attribute}`],
-      date_range: ["2025-11-01", "2026-10-31"],
-      limit: 100,
-    },
-  })),
+  yearBreakdown("entry_page"),
+  yearBreakdown("country"),
   // Year-long queries no kept table answers whole: how far "any contract query" still is.
   {
     name: "12 months, time:day × visit:source (period sums)",

@@ -121,18 +121,33 @@ export const instant = (params: Params, ms: number) => `${params.add(iso(ms))}::
  */
 export const valueKey = (value: string) => `coalesce('=' || ${value}, '')`;
 
+/** One more column per key of attributeKeys and attributeSets: its own per attribute, or `all`. */
+export interface AttributeColumn {
+  column: string;
+  of: (attribute: string) => string;
+  all: string;
+}
+
 /**
  * The keys a row (alias) counts under, as a lateral relation k(attribute,
  * value_key): per attribute, its name and its value's key; ('*', '') for
- * all visits with `all`.
+ * all visits with `all`. With `also`, each key carries `also.column` too:
+ * the row's `also.of(attribute)`, or `also.all` (alias. prefixed).
  */
-export const attributeKeys = (alias: string, attributes: readonly string[], all: boolean) =>
-  `cross join lateral (values ${
+export function attributeKeys(
+  alias: string,
+  attributes: readonly string[],
+  all: boolean,
+  also?: AttributeColumn,
+): string {
+  const extra = (column: string) => also ? `, ${alias}.${column}` : "";
+  return `cross join lateral (values ${
     [
-      ...attributes.map((a) => `('${a}', ${valueKey(`${alias}.${a}`)})`),
-      ...(all ? ["('*', '')"] : []),
+      ...attributes.map((a) => `('${a}', ${valueKey(`${alias}.${a}`)}${extra(also?.of(a) ?? "")})`),
+      ...(all ? [`('*', ''${extra(also?.all ?? "")})`] : []),
     ].join(", ")
-  }) k(attribute, value_key)`;
+  }) k(attribute, value_key${also ? `, ${also.column}` : ""})`;
+}
 
 /**
  * A GROUP BY over grouping sets, one per attribute of `attributes` (each with
@@ -147,7 +162,7 @@ export function attributeSets(
   keys: string,
   attributes: readonly string[],
   all: boolean,
-  also?: { column: string; of: (attribute: string) => string; all: string },
+  also?: AttributeColumn,
 ) {
   const which = (then: (a: string) => string, otherwise: string) =>
     attributes.length === 0

@@ -147,11 +147,9 @@ export function buildDayRange(
 function buildSql(): string {
   const attrs = VISIT_ATTRIBUTES.join(", ");
   const day = "date_bin('24 hours', s.bucket, timestamptz 'epoch')";
-  const sets = attributeSets("day", VISIT_ATTRIBUTES, true, {
-    column: "since",
-    of: (a) => `since_${a}`,
-    all: "since_all",
-  });
+  // Each attribute's previous day of the value, as the column `since` of its key.
+  const previous = { column: "since", of: (a: string) => `since_${a}`, all: "since_all" };
+  const sets = attributeSets("day", VISIT_ATTRIBUTES, true, previous);
   return `with ready as (
       select $2::timestamptz - interval '24 hours' in (${currentDays("$1")})
           or not exists (select 1 from ingest.stat_day_changes
@@ -204,12 +202,7 @@ function buildSql(): string {
                 union all
                 select attribute, value_key, since, day, count(*)
                   from (select distinct k.attribute, k.value_key, c.visitor_key, c.day, k.since
-                          from since c cross join lateral (values ${
-    [
-      ...VISIT_ATTRIBUTES.map((a) => `('${a}', ${valueKey(`c.${a}`)}, c.since_${a})`),
-      "('*', '', c.since_all)",
-    ].join(", ")
-  }) k(attribute, value_key, since)
+                          from since c ${attributeKeys("c", VISIT_ATTRIBUTES, true, previous)}
                          where c.combinations > 1) multi
                  group by 1, 2, 3, 4) x
          group by attribute, value_key, day, since returning 1),

@@ -24,6 +24,12 @@ function queryable(sql: Sql): Queryable {
   };
 }
 
+/** The part of postgres.js's pool connection that BEGIN's onexecute hands over. */
+interface PoolConnection {
+  /** Called once by the pool when the connection closes. */
+  onclose?: ((error: unknown) => void) | null;
+}
+
 let guarded = false;
 
 /** Whether an error is postgres.js's write on a closed connection (see below). */
@@ -108,10 +114,31 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
      */
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const connection = await sql.reserve();
+      // A reserved connection that closes (the server restarted, the network dropped it) fails
+      // the statements postgres.js had sent, but one sent after the close is written to no
+      // socket and never settles (the closed-socket write above), and neither does the
+      // ROLLBACK that follows a failure: the transaction would hang and keep its connection
+      // from the pool for good. postgres.js's own begin() races its work with the
+      // connection's close; BEGIN's onexecute hands us the connection to do the same.
+      let lost: Error | undefined;
+      let loseConnection: (error: Error) => void = () => {};
+      const closed = new Promise<never>((_, reject) => (loseConnection = reject));
+      closed.catch(() => {}); // raced below, where the loss is reported
+      let watched: PoolConnection | undefined;
+      const onexecute = (c: PoolConnection) => {
+        watched = c;
+        c.onclose = (error) => {
+          lost = error instanceof Error ? error : new Error(String(error));
+          loseConnection(lost);
+        };
+        return true; // as postgres.js goes on without the hook: the connection takes more
+      };
+      const untilLost = <R>(work: PromiseLike<R>) => Promise.race([work, closed]);
       try {
         // Sent now, before fn's first statement: a postgres.js query goes out
         // only when executed, and awaiting one executes it a microtask later.
-        const begun = connection.unsafe("begin").execute();
+        const begun = connection.unsafe("begin", [], { onexecute } as postgres.UnsafeQueryOptions)
+          .execute();
         const statements = queryable(connection);
         // Sent behind the statement marked last (QueryOptions.last), else after fn.
         let commit: Promise<unknown> | undefined;
@@ -121,34 +148,41 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
             params: readonly Param[] = [],
             options: QueryOptions = {},
           ) {
+            if (lost) return Promise.reject(lost);
             if (commit) {
               return Promise.reject(new Error("a statement after the transaction's last one"));
             }
-            if (!options.last) return statements.query<R>(text, params, options);
+            if (!options.last) return untilLost(statements.query<R>(text, params, options));
             // Both executed now, in this order (queryable's await would send the
             // statement a microtask later, behind the COMMIT).
             const rows = statement(connection, text, params, options).execute();
             commit = connection.unsafe("commit").execute();
             commit.catch(() => {}); // awaited below, where its failure is reported
-            return rows.then((r) => r as unknown as R[]);
+            return untilLost(rows.then((r) => r as unknown as R[]));
           },
           exec: (script) =>
-            commit
+            lost
+              ? Promise.reject(lost)
+              : commit
               ? Promise.reject(new Error("a statement after the transaction's last one"))
-              : statements.exec(script),
+              : untilLost(statements.exec(script)),
         };
         let result: T;
         try {
-          [, result] = await Promise.all([begun, fn(tx)]);
-          await (commit ?? connection.unsafe("commit"));
+          [, result] = await untilLost(Promise.all([begun, fn(tx)]));
+          await untilLost(commit ?? connection.unsafe("commit"));
         } catch (error) {
           // After a COMMIT sent early, the failed transaction ended with it (as a rollback).
-          await (commit ?? connection.unsafe("rollback")).catch(() => {});
+          // A lost connection ended it on the server; nothing is sent on it again.
+          if (!lost) await untilLost(commit ?? connection.unsafe("rollback")).catch(() => {});
           throw error;
         }
         return result;
       } finally {
-        connection.release();
+        if (watched) watched.onclose = null;
+        // A closed connection is already back in postgres.js's pool, to connect again on
+        // next use; releasing it would list it as open, and its next query would hang.
+        if (!lost) connection.release();
       }
     },
     async close() {

@@ -122,6 +122,47 @@ describe.runIf(DATABASE_URL)("a transaction on Postgres", () => {
     }
   });
 
+  it(
+    "fails, never hangs, when the server ends its connection mid-transaction; the pool serves on",
+    async () => {
+      const fresh = await freshDatabase("postgres");
+      // A transaction still unsettled this long after its connection ended is taken as hung.
+      const settled = <T>(work: Promise<T>) =>
+        Promise.race([
+          work,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error("the transaction hung")), 5_000)
+          ),
+        ]);
+      try {
+        await fresh.db.exec("create table t (n int primary key)");
+        // More lost connections than the pool has (10): a hung one would keep its connection.
+        for (let i = 0; i < 12; i++) {
+          const outcome = fresh.db.transaction(async (tx) => {
+            await tx.query("insert into t values ($1)", [i]);
+            const [{ pid }] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid");
+            await fresh.db.query("select pg_terminate_backend($1)", [pid]);
+            // Sent before or after the client sees the socket close: it must fail either way.
+            await new Promise((resolve) => setTimeout(resolve, i % 2 === 0 ? 0 : 50));
+            await tx.query("insert into t values ($1)", [100 + i]);
+          });
+          // Whichever error the client saw first (the connection closed, reset, terminated).
+          const failure = await settled(outcome).then(() => undefined, (error: Error) => error);
+          expect(failure).toBeInstanceOf(Error);
+          expect(failure!.message).not.toBe("the transaction hung");
+        }
+        expect(await fresh.db.query("select n from t")).toEqual([]);
+        for (let i = 0; i < 12; i++) {
+          await settled(fresh.db.transaction((tx) => tx.query("insert into t values ($1)", [i])));
+        }
+        expect(await fresh.db.query("select count(*)::int as n from t")).toEqual([{ n: 12 }]);
+      } finally {
+        await fresh.drop();
+      }
+    },
+    120_000,
+  );
+
   it("rolls back everything when the last statement fails, and the connection serves again", async () => {
     const fresh = await freshDatabase("postgres");
     try {

@@ -112,6 +112,17 @@ const yearBreakdown = (attribute: string) => ({
   },
 });
 
+/** Page views and events per page whose path contains "blog" (read from the rows) over a range. */
+const blogPages = (label: string, range: Json) => ({
+  name: `event:page contains "blog", ${label}`,
+  body: {
+    metrics: ["pageviews", "events"],
+    dimensions: ["event:page"],
+    filters: [["contains", "event:page", ["blog"]]],
+    date_range: range,
+  },
+});
+
 const QUERIES: { name: string; body: Record<string, Json> }[] = [
   {
     name: "Traffic, 30 days, time:day × visit:channel",
@@ -164,15 +175,7 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
   },
   ...dashboardQueries("12 months", ["2025-11-01", "2026-10-31"]),
   ...dashboardQueries("30 days", ["2026-10-02", "2026-10-31"]),
-  {
-    name: 'event:page contains "blog", 30 days',
-    body: {
-      metrics: ["pageviews", "events"],
-      dimensions: ["event:page"],
-      filters: [["contains", "event:page", ["blog"]]],
-      date_range: ["2026-10-02", "2026-10-31"],
-    },
-  },
+  blogPages("30 days", ["2026-10-02", "2026-10-31"]),
   // The Ad channels report's summary and chart: visits with any ad link.
   {
     name: "12 months, Ad channels summary (visits with an ad link, the dashboard's)",
@@ -212,15 +215,7 @@ const QUERIES: { name: string; body: Record<string, Json> }[] = [
       date_range: ["2025-11-01", "2026-10-31"],
     },
   },
-  {
-    name: 'event:page contains "blog", 12 months (rows)',
-    body: {
-      metrics: ["pageviews", "events"],
-      dimensions: ["event:page"],
-      filters: [["contains", "event:page", ["blog"]]],
-      date_range: ["2025-11-01", "2026-10-31"],
-    },
-  },
+  blogPages("12 months (rows)", ["2025-11-01", "2026-10-31"]),
 ];
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;

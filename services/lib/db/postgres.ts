@@ -121,8 +121,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       // from the pool for good. postgres.js's own begin() races its work with the
       // connection's close; BEGIN's onexecute hands us the connection to do the same.
       let lost: Error | undefined;
-      let loseConnection: (error: Error) => void = () => {};
-      const closed = new Promise<never>((_, reject) => (loseConnection = reject));
+      const { promise: closed, reject: loseConnection } = Promise.withResolvers<never>();
       closed.catch(() => {}); // raced below, where the loss is reported
       let watched: PoolConnection | undefined;
       const onexecute = (c: PoolConnection) => {

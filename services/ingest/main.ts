@@ -26,6 +26,7 @@ import { statsHandlers } from "./stats/service.ts";
 import { derivedEngine } from "./stats/derived_engine.ts";
 import { buildAllPeriodSums } from "./stats/periods.ts";
 import { buildAllVisitorDays } from "./stats/returns.ts";
+import { buildAllPageDays } from "./stats/pages.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** How often the visit sums of periods that have ended, or changed since, are built. */
@@ -97,8 +98,9 @@ export function ingestService(platform: Platform): ServiceDefinition {
           log.debug("partitions", { error })
         );
       const timer = setInterval(ahead, PARTITION_CHECK_MS);
-      // The visit sums per local period (stats/periods.ts) and the visitors by previous
-      // day (stats/returns.ts), one build at a time; queries are exact without them, only slower.
+      // The visit sums per local period (stats/periods.ts), the visitors by previous day
+      // (stats/returns.ts) and the page counts per UTC day (stats/pages.ts), one build at a
+      // time; queries are exact without them, only slower.
       let building: Promise<void> | undefined;
       const stopBuilding = new AbortController();
       const buildPeriods = () => {
@@ -106,7 +108,9 @@ export function ingestService(platform: Platform): ServiceDefinition {
         building ??= buildAllPeriodSums(context.db, platform.clock.now(), signal)
           .catch((error) => log.warn("period sums", { error: String(error) }))
           .then(() => buildAllVisitorDays(context.db, platform.clock.now(), signal))
-          .then(() => {}, (error) => log.warn("visitors by previous day", { error: String(error) }))
+          .catch((error) => log.warn("visitors by previous day", { error: String(error) }))
+          .then(() => buildAllPageDays(context.db, platform.clock.now(), signal))
+          .then(() => {}, (error) => log.warn("page counts", { error: String(error) }))
           .finally(() => (building = undefined));
       };
       const periodTimer = platform.config.statsUpkeep

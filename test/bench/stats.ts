@@ -39,6 +39,7 @@ import type { Json } from "../../services/lib/stats/wire.ts";
 import { percentile } from "./measure.ts";
 import { buildPeriodSums } from "../../services/ingest/stats/periods.ts";
 import { buildVisitorDays } from "../../services/ingest/stats/returns.ts";
+import { buildPageDays } from "../../services/ingest/stats/pages.ts";
 import type { Plan } from "../../services/ingest/stats/plan.ts";
 import type { StatsQuery } from "../../services/ingest/stats/query.ts";
 
@@ -112,7 +113,7 @@ const yearBreakdown = (attribute: string) => ({
   },
 });
 
-/** Page views and events per page whose path contains "blog" (read from the rows) over a range. */
+/** Page views and events per page whose path contains "blog" (the page counts) over a range. */
 const blogPages = (label: string, range: Json) => ({
   name: `event:page contains "blog", ${label}`,
   body: {
@@ -329,14 +330,17 @@ export async function run(): Promise<BenchReport> {
       await db.exec(
         `delete from ingest.visit_attribute_sums; delete from ingest.visit_attribute_revenue;
          delete from ingest.visit_attribute_periods; delete from ingest.visitor_attribute_returns;
-         delete from ingest.visitor_attribute_builds`,
+         delete from ingest.visitor_attribute_builds; delete from ingest.page_day_counts;
+         delete from ingest.page_day_builds`,
       );
     }
     for (const [index, { query, plan }] of plans) {
-      if (BUILT || derivedPath(plan) !== "periods") continue;
+      if (BUILT || !["periods", "pages"].includes(derivedPath(plan) ?? "")) continue;
       const before = await time(1, async () => finish(query, await engine.partials(plan)), false);
       report.notes!.push(
-        `${QUERIES[index].name} before the period sums were built: ${before.p50} ms`,
+        `${
+          QUERIES[index].name
+        } before the period sums and page counts were built: ${before.p50} ms`,
       );
     }
     const buildStarted = performance.now();
@@ -356,6 +360,16 @@ export async function run(): Promise<BenchReport> {
       `visitors by previous day: ${days.built} UTC days built in ${
         round((performance.now() - daysStarted) / 1000)
       } s (${kept.returns} rows; ${kept.sums} rows of period sums)`,
+    );
+    const pagesStarted = performance.now();
+    const pages = await buildPageDays(db, SITE, TO + DAY_MS);
+    const [pageCounts] = await db.query<{ n: number }>(
+      "select count(*)::int as n from ingest.page_day_counts",
+    );
+    report.notes!.push(
+      `page counts: ${pages.built} UTC days built in ${
+        round((performance.now() - pagesStarted) / 1000)
+      } s (${pageCounts.n} rows)`,
     );
     for (const [index, { query, plan }] of plans) {
       const { name } = QUERIES[index];

@@ -25,8 +25,11 @@
  * - conversion_rate alone, without dimensions or bots, filtered by
  *   event:name only (the dashboard's Events): its visitors as the summary
  *   without dimensions counts them, the converted from the range's events.
- * - event:page, other conversion_rate queries, and event:name together with
- *   visit: dimensions or filters read the stored rows.
+ * - Page counts per UTC day (pages.ts) answer what the counters would, by
+ *   event:page or filtered by it: the range's whole UTC days that are
+ *   current from the counts, the rest from the stored rows.
+ * - visitors by event:page, other conversion_rate queries, and event:name
+ *   together with visit: dimensions or filters read the stored rows.
  *
  * The derived tables are exact for any range whose ends are 15-minute UTC
  * marks (every local midnight of every zone in use); a range that is not
@@ -38,6 +41,7 @@ import {
   and,
   bucketOf,
   bucketParams,
+  EVENT_COLUMN,
   eventFilters,
   instant,
   iso,
@@ -49,13 +53,14 @@ import {
   VISIT_COLUMN,
   visitFilters,
 } from "./plan.ts";
-import type { MetricName, VisitDimension } from "./query.ts";
+import type { EventDimension, MetricName, VisitDimension } from "./query.ts";
 import { type Span, splitByDays } from "./day_runs.ts";
 import { isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
 import type { StatsEngine } from "./service.ts";
 import { periodRows, queryPeriods } from "./periods.ts";
 import { bucket15, QUARTER_HOUR_MS, storedRows } from "./derived.ts";
+import { pageCountRows } from "./pages.ts";
 
 const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue"];
 const VISIT_METRICS: MetricName[] = [
@@ -67,11 +72,12 @@ const VISIT_METRICS: MetricName[] = [
 ];
 
 /**
- * What answers a query: the derived tables ("counters", "visits"), the stored
- * rows without visits ("rows", for a query that reads nothing of visits), or
- * undefined: the stored rows with every visit's attributes (the reference).
+ * What answers a query: the derived tables ("periods", "counters", "pages",
+ * "visits", "conversion"), the stored rows without visits ("rows", for a
+ * query that reads nothing of visits), or undefined: the stored rows with
+ * every visit's attributes (the reference).
  */
-export type DerivedPath = "periods" | "counters" | "visits" | "rows" | "conversion";
+export type DerivedPath = "periods" | "counters" | "pages" | "visits" | "rows" | "conversion";
 
 /**
  * conversion_rate alone, without dimensions or bots, filtered by event:name
@@ -104,18 +110,17 @@ export function derivedPath(plan: Plan): DerivedPath | undefined {
       : undefined);
 }
 
-/** Which derived tables answer a query: "counters", "visits", or undefined. */
-function tablesPath(plan: Plan): "counters" | "visits" | undefined {
+/** Which derived tables answer a query: "counters", "pages", "visits", or undefined. */
+function tablesPath(plan: Plan): "counters" | "pages" | "visits" | undefined {
   const { query } = plan;
   if (plan.startMs % QUARTER_HOUR_MS !== 0 || plan.endMs % QUARTER_HOUR_MS !== 0) return undefined;
   if (query.metrics.includes("conversion_rate")) return undefined;
   const eventDims = [...query.dimensions, ...query.filters.map((f) => f.dimension)]
     .filter((d) => d.startsWith("event:"));
-  if (eventDims.includes("event:page")) return undefined;
   const byVisit = byVisitOf(query);
   if (eventDims.length > 0) {
     if (byVisit || !query.metrics.every((m) => ROW_METRICS.includes(m))) return undefined;
-    return "counters";
+    return eventDims.includes("event:page") ? "pages" : "counters";
   }
   if (byVisit || query.metrics.some((m) => VISIT_METRICS.includes(m))) return "visits";
   return "counters";
@@ -131,8 +136,15 @@ const dims = (cols: string[]) =>
     .join(", ");
 const groupBy = (cols: string[]) => (cols.length ? `group by ${cols.join(", ")}` : "");
 
-/** The statement of a query read from the counters or the slices (path as derivedPath chose). */
-export function derivedSql(plan: Plan, path: "counters" | "visits", params: Params): string {
+/**
+ * The statement of a query read from the counters, the page counts or the
+ * slices (path as derivedPath chose).
+ */
+export function derivedSql(
+  plan: Plan,
+  path: "counters" | "pages" | "visits",
+  params: Params,
+): string {
   const { query } = plan;
   const site = params.add(plan.siteId);
   const humans = query.includeBots ? "" : " and not bot";
@@ -150,14 +162,19 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   const needsRevenue = query.metrics.includes("revenue");
   const byVisit = byVisitOf(query);
 
-  // The range's counters: whole UTC days inside one bucket of every time dimension from the
-  // day counters, the rest by the quarter hour (day_runs.ts); each span one index range.
+  // Whole UTC days inside one bucket of every time dimension, and the rest (day_runs.ts).
+  const split = splitByDays(
+    plan.startMs,
+    plan.endMs,
+    [...plan.buckets.values()].map((b) => b.starts),
+  );
+  // The range's counters: the whole days from the day counters, the rest by the quarter hour;
+  // each span one index range. By page: the page counts of the whole days, the rest from the
+  // rows (pages.ts).
   const counterRows = () => {
-    const split = splitByDays(
-      plan.startMs,
-      plan.endMs,
-      [...plan.buckets.values()].map((b) => b.starts),
-    );
+    if (path === "pages") {
+      return pageCountRows(site, split.days, split.quarters, !query.includeBots, params);
+    }
     const read = (table: string, time: string, spans: Span[]) => {
       const bounds = (i: 0 | 1) => params.add(`{${spans.map((s) => iso(s[i])).join(",")}}`);
       return `select c.${time} as bucket, c.kind, nullif(c.name, '') as name,
@@ -177,7 +194,8 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   const countersFrom = () => {
     const cols = query.dimensions.map((_d, i) => {
       const t = timeCols.get(i);
-      if (!t) return `name as g${i}`; // event:name, the only other dimension counters answer
+      // event:name or event:page, the only other dimensions counters and page counts answer.
+      if (!t) return `${EVENT_COLUMN[query.dimensions[i] as EventDimension]} as g${i}`;
       const first = `(select ${params.add(iso(t.first))}::text::timestamptz)`;
       return `${bucketOf(`greatest(bucket, ${first})`, t)} as g${i}`;
     });
@@ -191,7 +209,7 @@ export function derivedSql(plan: Plan, path: "counters" | "visits", params: Para
   };
   const gcols = query.dimensions.map((_, i) => `g${i}`);
 
-  if (path === "counters") {
+  if (path !== "visits") {
     countersFrom();
     for (const level of levels(query)) {
       const cols = level === "g" ? gcols : [];

@@ -1,7 +1,8 @@
 /**
- * The lock the background builders of the reports' tables (periods.ts,
- * returns.ts) take per site and kind, so that two replicas never build the
- * same site's tables at once.
+ * What the background builders of the reports' tables (periods.ts,
+ * returns.ts, pages.ts) share: the lock they take per site and kind, so that
+ * two replicas never build the same site's tables at once, and the round of
+ * every site with data.
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 
@@ -27,4 +28,26 @@ export function underBuilderLock<T>(
     if (db.kind === "postgres") await tx.exec("set local jit = off");
     return await fn(tx);
   });
+}
+
+/**
+ * Runs `build` for every site with report data (counters or counted
+ * changes), one after the other, and answers the days built in all; stops
+ * between sites when `signal` is aborted.
+ */
+export async function buildEverySite(
+  db: Database,
+  build: (siteId: string) => Promise<{ built: number }>,
+  signal?: AbortSignal,
+): Promise<{ built: number }> {
+  const sites = await db.query<{ site_id: string }>(
+    `select site_id from ingest.stat_day_changes
+     union select site_id from ingest.stat_counter_days order by 1`,
+  );
+  let built = 0;
+  for (const site of sites) {
+    if (signal?.aborted) break;
+    built += (await build(site.site_id)).built;
+  }
+  return { built };
 }

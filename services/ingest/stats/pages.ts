@@ -19,7 +19,7 @@
  * depends on what the builder has done.
  */
 import type { Database } from "../../lib/db/mod.ts";
-import { underBuilderLock } from "./builder_lock.ts";
+import { buildEverySite, underBuilderLock } from "./builder_lock.ts";
 import { iso, KIND, type Params } from "./plan.ts";
 import type { Span } from "./day_runs.ts";
 
@@ -204,19 +204,10 @@ export function buildDays(
 }
 
 /** Builds the page counts of every site with data. */
-export async function buildAllPageDays(
+export function buildAllPageDays(
   db: Database,
   nowMs: number,
   signal?: AbortSignal,
 ): Promise<PageDaysBuild> {
-  const sites = await db.query<{ site_id: string }>(
-    `select site_id from ingest.stat_day_changes
-     union select site_id from ingest.stat_counter_days order by 1`,
-  );
-  let built = 0;
-  for (const site of sites) {
-    if (signal?.aborted) break;
-    built += (await buildPageDays(db, site.site_id, nowMs, signal)).built;
-  }
-  return { built };
+  return buildEverySite(db, (siteId) => buildPageDays(db, siteId, nowMs, signal), signal);
 }

@@ -20,6 +20,7 @@ import {
   busiestVisitor,
   databaseWithTraffic,
   lateTraffic,
+  siteRows,
   TEST_ZONES,
   TRAFFIC_FROM,
   TRAFFIC_TO,
@@ -91,11 +92,7 @@ async function compareAll(db: Database, zones = TEST_ZONES) {
   return pageviews;
 }
 
-const count = async (db: Database, table: string) =>
-  (await db.query<{ n: number }>(
-    `select count(*)::int as n from ingest.${table} where site_id = $1`,
-    [SITE],
-  ))[0].n;
+const count = (db: Database, table: string) => siteRows(db, table, SITE);
 
 describe.each(STORAGES)("queries by page from the page counts on %s", (storage) => {
   let fresh: FreshDatabase;

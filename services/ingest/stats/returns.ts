@@ -40,7 +40,7 @@ import {
   valueKey,
   VISIT_ATTRIBUTES,
 } from "./plan.ts";
-import { underBuilderLock } from "./builder_lock.ts";
+import { buildEverySite, underBuilderLock } from "./builder_lock.ts";
 
 const DAY_MS = 86_400_000;
 /** Days built in one statement: a month of ten million page views is a few seconds' work. */
@@ -214,21 +214,12 @@ function buildSql(): string {
 }
 
 /** Builds the visitors by previous day of every site with data. */
-export async function buildAllVisitorDays(
+export function buildAllVisitorDays(
   db: Database,
   nowMs: number,
   signal?: AbortSignal,
 ): Promise<VisitorDaysBuild> {
-  const sites = await db.query<{ site_id: string }>(
-    `select site_id from ingest.stat_day_changes
-     union select site_id from ingest.stat_counter_days order by 1`,
-  );
-  let built = 0;
-  for (const site of sites) {
-    if (signal?.aborted) break;
-    built += (await buildVisitorDays(db, site.site_id, nowMs, signal)).built;
-  }
-  return { built };
+  return buildEverySite(db, (siteId) => buildVisitorDays(db, siteId, nowMs, signal), signal);
 }
 
 /** Whose visitors rangeVisitorsCtes counts: all visits, and each value of one attribute. */

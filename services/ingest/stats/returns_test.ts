@@ -26,6 +26,7 @@ import {
   busiestVisitor,
   databaseWithTraffic,
   lateTraffic,
+  siteRows,
   TEST_ZONES,
   TRAFFIC_FROM,
   TRAFFIC_QUERY,
@@ -106,11 +107,7 @@ async function compareAll(db: Database, zones = TEST_ZONES) {
   return visitors;
 }
 
-const count = async (db: Database, table: string) =>
-  (await db.query<{ n: number }>(
-    `select count(*)::int as n from ingest.${table} where site_id = $1`,
-    [SITE],
-  ))[0].n;
+const count = (db: Database, table: string) => siteRows(db, table, SITE);
 
 describe.each(STORAGES)("summaries from the visitor days on %s", (storage) => {
   let fresh: FreshDatabase;

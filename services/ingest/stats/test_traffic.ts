@@ -125,3 +125,12 @@ export async function busiestVisitor(db: Database, siteId: string): Promise<stri
   );
   return row.visitor_id;
 }
+
+/** How many rows of a table of the ingest schema a site has. */
+export async function siteRows(db: Database, table: string, siteId: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `select count(*)::int as n from ingest.${table} where site_id = $1`,
+    [siteId],
+  );
+  return row.n;
+}

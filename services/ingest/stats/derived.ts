@@ -15,16 +15,23 @@
  *   flag: the first and last time of the rows there and their counts, and
  *   the visit's attributes (as in ingest.visits; when an earlier row changes
  *   them, the writer updates the visit's other slices: rehomeSlices).
- * - ingest.visits: per visit, its first and last time (bots included) and
- *   the attributes the reference engine (reference.ts) gives it: those of its
- *   first stored page view (by time, then storage order), else of its first
- *   row.
+ * - ingest.visits: per visit of a session, its first and last time (bots
+ *   included) and the attributes the reference engine (reference.ts) gives
+ *   it: those of its first stored page view (by time, then storage order),
+ *   else of its first row.
  *
  * A visit is a session id ('s' || id); a row without one is a visit of its
- * own ('r' || seq). A visitor is the visitor id, else the visit.
+ * own ('r' || seq), which lives in its one slice alone: its first and last
+ * time are the row's, its attributes the row's, and no later row can join
+ * it, so a visits row would say nothing the slice does not (and cost every
+ * server event an upsert: issue 12's upkeep). A visitor is the visitor id,
+ * else the visit.
  */
 import type { Param, Queryable } from "../../lib/db/mod.ts";
 import { KIND } from "./plan.ts";
+
+/** Whether a visit (its visit_key column) is a session's, which has a row in ingest.visits. */
+const SESSION_VISIT = "visit_key like 's%'";
 
 /** The length of the slices' and counters' buckets. */
 export const QUARTER_HOUR_MS = 15 * 60_000;
@@ -287,9 +294,11 @@ export function upkeepParts(targets: Targets): string[] {
         from d window w as (partition by site_id, visit_key)
        order by site_id, visit_key, kind <> ${KIND.pageview}, at, seq)`);
     // xmax is not 0 on a row the upsert updated (it existed): a new visit needs no re-homing.
+    // Visits of a session only: a row without one is a visit whose one slice says it all.
     parts.push(`up_visits as (
       insert into ${t} as v (site_id, visit_key, first_seen, last_seen, ${first.join(", ")})
       select site_id, visit_key, first_seen, last_seen, ${first.join(", ")} from vfirst
+       where ${SESSION_VISIT}
       on conflict (site_id, visit_key) do update
         set first_seen = least(v.first_seen, excluded.first_seen),
             last_seen = greatest(v.last_seen, excluded.last_seen),
@@ -304,6 +313,14 @@ export function upkeepParts(targets: Targets): string[] {
       select u.site_id, u.visit_key from up_visits u join vfirst f using (site_id, visit_key)
        where u.existed
          and (u.first_rank, u.first_at, u.first_seq) = (f.first_rank, f.first_at, f.first_seq))`);
+    // Every visit the statement touched, merged: those of a session as their upsert answers
+    // them, the others as their one row gives them.
+    parts.push(`touched as (
+      select site_id, visit_key, first_seen, last_seen, ${VISIT_ATTRIBUTES.join(", ")}
+        from up_visits
+      union all
+      select site_id, visit_key, first_seen, last_seen, ${VISIT_ATTRIBUTES.join(", ")}
+        from vfirst where not ${SESSION_VISIT})`);
   }
   if (targets.slices) {
     const t = targets.slices;
@@ -318,7 +335,7 @@ export function upkeepParts(targets: Targets): string[] {
                      count(*) filter (where kind = ${KIND.event}),
                      count(*) filter (where kind = ${KIND.lead})
                 from d group by 1, 2, 3, 4, 5) g
-        join up_visits u using (site_id, visit_key)
+        join touched u using (site_id, visit_key)
        order by 1, 2, 3, 4, 5
       on conflict (${SLICE_KEY.join(", ")}) do update
         set first_at = least(s.first_at, excluded.first_at),
@@ -360,7 +377,7 @@ const visitDays = (visits: string) =>
  */
 const UPKEEP_NOTES = `json_build_object(
     'rehomed', (select json_agg(json_build_array(site_id, visit_key)) from rehomed),
-    'days', (select json_agg(json_build_array(site_id, day)) from (${visitDays("up_visits")}) d),
+    'days', (select json_agg(json_build_array(site_id, day)) from (${visitDays("touched")}) d),
     'spans', (select json_agg(json_build_array(site_id, us)) from (
        select site_id, (extract(epoch from max(last_seen - first_seen)) * 1000000)::bigint as us
          from up_visits group by site_id) s)
@@ -561,11 +578,12 @@ export async function addCounters(
 
 /**
  * Recomputes the visits listed by `affectedSql` (a select of site_id,
- * visit_key) from the stored rows: their slices and visit rows are deleted
- * and written again from the rows within each visit's first and last time
- * (ingest.visits bounds where a visit's rows can be). Visits without rows
- * left disappear, and one change is counted on each of their UTC days.
- * Counters are not touched.
+ * visit_key, first_seen, last_seen: where each visit's rows can be, as
+ * ingest.visits bounds a session's and its one slice a row's without one)
+ * from the stored rows: their slices and visit rows are deleted and written
+ * again from the rows within those bounds. Visits without rows left
+ * disappear, and one change is counted on each of their UTC days. Counters
+ * are not touched.
  */
 export async function recomputeVisits(
   tx: Queryable,
@@ -575,12 +593,7 @@ export async function recomputeVisits(
   await tx.exec(`drop table if exists pg_temp.recompute_visits;
     create temp table recompute_visits
       (site_id text, visit_key text, first_seen timestamptz, last_seen timestamptz)`);
-  await tx.query(
-    `insert into pg_temp.recompute_visits
-       select v.site_id, v.visit_key, v.first_seen, v.last_seen
-         from ingest.visits v join (${affectedSql}) a using (site_id, visit_key)`,
-    params,
-  );
+  await tx.query(`insert into pg_temp.recompute_visits ${affectedSql}`, params);
   await tx.exec(
     `delete from ingest.visit_slices s using pg_temp.recompute_visits k
       where s.site_id = k.site_id and s.visit_key = k.visit_key
@@ -781,9 +794,16 @@ export async function afterRetention(tx: Queryable, cutoff: string): Promise<voi
     ),
     [cutoff],
   );
+  // Visits begun before the cutoff: those of a session from their rows, the others from their
+  // one slice (its bucket is at or before its row's time).
   await recomputeVisits(
     tx,
-    "select site_id, visit_key from ingest.visits where first_seen < $1::text::timestamptz",
+    `select site_id, visit_key, first_seen, last_seen from ingest.visits
+      where first_seen < $1::text::timestamptz
+     union all
+     select site_id, visit_key, first_at, last_at from ${TABLES.slices}
+      where not ${SESSION_VISIT} and bucket < $1::text::timestamptz
+        and first_at < $1::text::timestamptz`,
     [cutoff],
   );
 }
@@ -805,14 +825,28 @@ export async function beforeErase(
   const rowsSql = rows.join(" union all ");
   await subtractCounters(tx, siteId, rowsSql, [siteId, visitorId]);
   await tx.exec(`drop table if exists pg_temp.erased_visits;
-    create temp table erased_visits (site_id text, visit_key text)`);
+    create temp table erased_visits (site_id text, visit_key text, first_at timestamptz,
+                                     last_at timestamptz)`);
   await tx.query(
-    `insert into pg_temp.erased_visits select distinct site_id, visit_key from (${rowsSql}) d`,
+    `insert into pg_temp.erased_visits
+       select site_id, visit_key, min(at), max(at) from (${rowsSql}) d group by 1, 2`,
     [siteId, visitorId],
   );
 }
 
+/**
+ * After the rows' deletion: the visits beforeErase noted, those of a
+ * session bounded by ingest.visits, a row's without one by its own time.
+ */
 export async function recomputeErased(tx: Queryable): Promise<void> {
-  await recomputeVisits(tx, "select site_id, visit_key from pg_temp.erased_visits", []);
+  await recomputeVisits(
+    tx,
+    `select v.site_id, v.visit_key, v.first_seen, v.last_seen
+       from ingest.visits v join pg_temp.erased_visits e using (site_id, visit_key)
+     union all
+     select site_id, visit_key, first_at, last_at from pg_temp.erased_visits
+      where not ${SESSION_VISIT}`,
+    [],
+  );
   await tx.exec("drop table pg_temp.erased_visits");
 }

@@ -14,6 +14,8 @@ import { deleteVisitor } from "../erase.ts";
 import { runRetention } from "../retention.ts";
 import { rebuildSite } from "./derived.ts";
 import { buildPageDays } from "./pages.ts";
+import type { WriteItem } from "../rows.ts";
+import { writeGroup } from "../writer.ts";
 import type { Json } from "../../lib/stats/wire.ts";
 import {
   answersOf as answersFor,
@@ -153,6 +155,32 @@ describe.each(STORAGES)("queries by page from the page counts on %s", (storage) 
   }, 180_000);
 
   it("are not read for days whose rows changed, until built again", async () => {
+    // One server event without a session (a visit of its own, which has no row in
+    // ingest.visits) alone on a built day: that day is stale, and built again alone.
+    const lone: WriteItem = {
+      kind: "event",
+      row: {
+        site_id: SITE,
+        received_at: "2026-10-28T10:00:00.000Z",
+        name: "lone",
+        event_id: null,
+        visitor_id: "lone-visitor",
+        session_id: null,
+        url: "https://gen.example/lone",
+        params: {},
+        value: null,
+        currency: null,
+        source: "server",
+        bot: false,
+      },
+    };
+    await db.transaction((tx) => writeGroup(tx, [lone], true, { endsTransaction: true }));
+    const oneDay = { metrics: ["events"], dimensions: ["event:page"], date_range: RANGES[1] };
+    const fresh = await answersFor(db, SITE, oneDay, "UTC");
+    expect(fresh.derived).toEqual(fresh.reference);
+    expect(fresh.reference.rows.find((r) => r.dims[0] === "/lone")?.metrics).toEqual([1]);
+    expect((await buildPageDays(db, SITE, NOW)).built).toBe(1);
+    await compareAll(db, ["UTC"]);
     await writeLastRowFirst(db, lateTraffic(SITE));
     await compareAll(db, ["UTC", "Asia/Kathmandu"]);
     // Every day the late visits touched, and those alone, is built again.

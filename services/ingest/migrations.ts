@@ -612,7 +612,7 @@ export const ingestMigrations: Migration[] = [
     // A row without a session is a visit of its own (stats/derived.ts): its
     // first and last time and its attributes are the row's, and its one
     // slice holds them all. Its row in ingest.visits said nothing more, and
-    // writing it was about a third of what the reports' upkeep cost a server
+    // writing it was about 30% of what the reports' upkeep cost a server
     // event. The writer no longer writes such rows; those written before go.
     sql: "delete from ingest.visits where visit_key like 'r%';",
   },

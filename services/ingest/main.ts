@@ -103,15 +103,20 @@ export function ingestService(platform: Platform): ServiceDefinition {
       // time; queries are exact without them, only slower.
       let building: Promise<void> | undefined;
       const stopBuilding = new AbortController();
+      const builders = [
+        ["period sums", buildAllPeriodSums],
+        ["visitors by previous day", buildAllVisitorDays],
+        ["page counts", buildAllPageDays],
+      ] as const;
       const buildPeriods = () => {
         const { signal } = stopBuilding;
-        building ??= buildAllPeriodSums(context.db, platform.clock.now(), signal)
-          .catch((error) => log.warn("period sums", { error: String(error) }))
-          .then(() => buildAllVisitorDays(context.db, platform.clock.now(), signal))
-          .catch((error) => log.warn("visitors by previous day", { error: String(error) }))
-          .then(() => buildAllPageDays(context.db, platform.clock.now(), signal))
-          .then(() => {}, (error) => log.warn("page counts", { error: String(error) }))
-          .finally(() => (building = undefined));
+        building ??= (async () => {
+          for (const [name, build] of builders) {
+            // One failing builder leaves the others to run.
+            await build(context.db, platform.clock.now(), signal)
+              .catch((error) => log.warn(name, { error: String(error) }));
+          }
+        })().finally(() => (building = undefined));
       };
       const periodTimer = platform.config.statsUpkeep
         ? setInterval(buildPeriods, PERIOD_BUILD_MS)

@@ -175,13 +175,19 @@ const addToDays = (table: string, deltas: string) =>
   );
 
 /** What the rows of `d` (ROW_COLUMNS) add to each counter: a select of COUNTER_KEY, n, valued, revenue. */
+/** Whether a row (its value and currency columns) brings revenue, and counts as valued. */
+export const VALUED = "value is not null and currency is not null";
+
+/** What rows add to a counter, as aggregates: n, valued, revenue. */
+export const COUNTED = `count(*) as n,
+         count(*) filter (where ${VALUED}) as valued,
+         coalesce(sum(value) filter (where ${VALUED}), 0)
+           as revenue`;
+
 const COUNTER_DELTAS = `select site_id, ${
   bucket15("at")
 } as bucket, bot, kind, coalesce(name, '') as name,
-         coalesce(currency, '') as currency, count(*) as n,
-         count(*) filter (where value is not null and currency is not null) as valued,
-         coalesce(sum(value) filter (where value is not null and currency is not null), 0)
-           as revenue
+         coalesce(currency, '') as currency, ${COUNTED}
     from d group by 1, 2, 3, 4, 5, 6`;
 
 /** A counter's key and what rows add to it. */

@@ -20,7 +20,8 @@
  */
 import type { Database } from "../../lib/db/mod.ts";
 import { buildEverySite, underBuilderLock } from "./builder_lock.ts";
-import { iso, KIND, type Params } from "./plan.ts";
+import { iso, KIND, type Params, rowPage } from "./plan.ts";
+import { COUNTED, VALUED } from "./derived.ts";
 import type { Span } from "./day_runs.ts";
 
 const DAY_MS = 86_400_000;
@@ -31,11 +32,10 @@ const DAYS_PER_STATEMENT = 31;
  * The stored rows under `where` (a condition on alias x, the same for each
  * table) as kind, at, bot, name, value, currency and page, each as the
  * counters define it: an event's bot flag false when unknown, a lead never a
- * bot and without a page; a row's page the one its insert stored, worked out
- * from its URL for rows older than that column (migrations.ts, 7).
+ * bot and without a page (rowPage).
  */
 export function pageRows(where: string): string {
-  const page = "coalesce(x.page, ingest.url_path(x.url))";
+  const page = rowPage("x");
   return `select ${KIND.pageview}::smallint as kind, x.received_at as at, x.bot,
                  null::text as name, null::bigint as value, null::text as currency,
                  ${page} as page
@@ -48,12 +48,6 @@ export function pageRows(where: string): string {
           select ${KIND.lead}::smallint, x.received_at, false, null, null, null, null
             from ingest.leads x where ${where}`;
 }
-
-/** What rows (pageRows) add to a count: n, valued, revenue, as the counters sum them. */
-const COUNTED = `count(*) as n,
-       count(*) filter (where value is not null and currency is not null) as valued,
-       coalesce(sum(value) filter (where value is not null and currency is not null), 0)
-         as revenue`;
 
 /**
  * The rows of site `site` (SQL) over `days` (whole UTC days, each inside one
@@ -99,13 +93,12 @@ export function pageCountRows(
       from ingest.page_day_counts c
      where c.site_id = ${site} and c.day in (select day from pd_current)${notBot}
     union all
-    select x.at, x.kind, x.name, x.currency, 1, (x.value is not null and x.currency is not null)::int,
-           case when x.value is not null and x.currency is not null then x.value else 0 end,
-           x.page
+    select x.at, x.kind, x.name, x.currency, 1, (${VALUED})::int,
+           case when ${VALUED} then x.value else 0 end, x.page
       from pd_rest r
       cross join lateral (
         ${pageRows(`x.site_id = ${site} and x.received_at >= r.lo and x.received_at < r.hi`)}) x
-     where true${notBot}`;
+     ${humans ? "where not x.bot" : ""}`;
 }
 
 /** What one build did. */

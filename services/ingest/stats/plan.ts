@@ -107,6 +107,13 @@ export function textArray(values: readonly string[]): string {
 export const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
+ * A stored page view's or event's page (event:page) under alias: the one its
+ * insert stored, worked out from its URL for rows older than that column
+ * (migrations.ts, 7).
+ */
+export const rowPage = (alias: string) => `coalesce(${alias}.page, ingest.url_path(${alias}.url))`;
+
+/**
  * An instant as a typed parameter: parsed once when the statement is bound,
  * so the planner sees a constant. (`$1::text::timestamptz` is a stable cast
  * that a scan's filter evaluates again on every row: 150 ms more on 107,149

@@ -13,7 +13,16 @@
 import type { Queryable } from "../../lib/db/mod.ts";
 import { runAggregate } from "./aggregate.ts";
 import type { StatsEngine } from "./service.ts";
-import { containsAny, instant, iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
+import {
+  containsAny,
+  instant,
+  iso,
+  KIND,
+  Params,
+  type Partials,
+  type Plan,
+  rowPage,
+} from "./plan.ts";
 
 /** The attribute columns of a row of each kind (page views carry them all). */
 const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
@@ -122,9 +131,7 @@ export function rowsSources(plan: Plan, params: Params): string {
     `${alias}.site_id = ${site} and ${alias}.received_at >= ${from} and ${alias}.received_at < ${to}`;
   const byPage = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
     .includes("event:page");
-  // The page the insert stored; rows older than that column have none (migrations.ts, 7).
-  const page = (alias: string) =>
-    byPage ? `coalesce(${alias}.page, ingest.url_path(${alias}.url))` : "null::text";
+  const page = (alias: string) => byPage ? rowPage(alias) : "null::text";
   const byVisitor = plan.query.metrics.some((m) => m === "visitors" || m === "conversion_rate");
   const visitor = (alias: string) =>
     byVisitor

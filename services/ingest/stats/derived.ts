@@ -295,19 +295,18 @@ export function upkeepParts(targets: Targets): string[] {
     // The earlier first row (page views before other rows, then time, then storage order) wins.
     const earlier =
       "(excluded.first_rank, excluded.first_at, excluded.first_seq) < (v.first_rank, v.first_at, v.first_seq)";
+    // Visits of a session only: a row without one is a visit whose one slice says it all.
     parts.push(`vfirst as (
       select distinct on (site_id, visit_key) site_id, visit_key,
              min(at) over w as first_seen, max(at) over w as last_seen,
              kind <> ${KIND.pageview} as first_rank, at as first_at, seq as first_seq,
              ${VISIT_ATTRIBUTES.join(", ")}
-        from d window w as (partition by site_id, visit_key)
+        from d where ${SESSION_VISIT} window w as (partition by site_id, visit_key)
        order by site_id, visit_key, kind <> ${KIND.pageview}, at, seq)`);
     // xmax is not 0 on a row the upsert updated (it existed): a new visit needs no re-homing.
-    // Visits of a session only: a row without one is a visit whose one slice says it all.
     parts.push(`up_visits as (
       insert into ${t} as v (site_id, visit_key, first_seen, last_seen, ${first.join(", ")})
       select site_id, visit_key, first_seen, last_seen, ${first.join(", ")} from vfirst
-       where ${SESSION_VISIT}
       on conflict (site_id, visit_key) do update
         set first_seen = least(v.first_seen, excluded.first_seen),
             last_seen = greatest(v.last_seen, excluded.last_seen),
@@ -327,30 +326,36 @@ export function upkeepParts(targets: Targets): string[] {
     parts.push(`touched as (
       select site_id, first_seen, last_seen from up_visits
       union all
-      select site_id, first_seen, last_seen from vfirst where not ${SESSION_VISIT})`);
+      select site_id, at, at from d where not ${SESSION_VISIT})`);
   }
   if (targets.slices) {
     const t = targets.slices;
     const attrs = VISIT_ATTRIBUTES.join(", ");
-    // A slice per visit and bucket of `d`, with its visit's attributes: for the visits of a
-    // session (`session`) as their upsert answers them, for the others as their row gives them.
-    const slices = (session: boolean) =>
-      `select g.*, ${VISIT_ATTRIBUTES.map((c) => `u.${c}`).join(", ")}
+    // A slice per visit of a session and bucket of `d`, with its visit's attributes as the
+    // visit's upsert answers them.
+    const sessionSlices = `select g.*, ${VISIT_ATTRIBUTES.map((c) => `u.${c}`).join(", ")}
         from (select site_id, ${bucket15("at")} as bucket, visit_key, visitor_key, bot,
                      min(at), max(at),
                      count(*) filter (where kind = ${KIND.pageview}),
                      count(*) filter (where kind = ${KIND.event}),
                      count(*) filter (where kind = ${KIND.lead})
-                from d where ${session ? "" : "not "}${SESSION_VISIT}
+                from d where ${SESSION_VISIT}
                group by 1, 2, 3, 4, 5) g
-        join ${session ? "up_visits" : "vfirst"} u using (site_id, visit_key)
+        join up_visits u using (site_id, visit_key)
+       order by 1, 2, 3, 4, 5`;
+    // A row without a session is a visit of its own (its key holds the row's seq): its slice is
+    // the row itself, with the row's attributes; nothing to group or join.
+    const rowSlices = `select site_id, ${bucket15("at")}, visit_key, visitor_key, bot, at, at,
+             (kind = ${KIND.pageview})::int, (kind = ${KIND.event})::int,
+             (kind = ${KIND.lead})::int, ${attrs}
+        from d where not ${SESSION_VISIT}
        order by 1, 2, 3, 4, 5`;
     const columns = `${
       SLICE_KEY.join(", ")
     }, first_at, last_at, pageviews, events, leads, ${attrs}`;
     parts.push(`up_slices as (
       insert into ${t} as s (${columns})
-      ${slices(true)}
+      ${sessionSlices}
       on conflict (${SLICE_KEY.join(", ")}) do update
         set first_at = least(s.first_at, excluded.first_at),
             last_at = greatest(s.last_at, excluded.last_at),
@@ -359,7 +364,7 @@ export function upkeepParts(targets: Targets): string[] {
             ${VISIT_ATTRIBUTES.map((c) => `${c} = excluded.${c}`).join(", ")}
       returning 1)`);
     // A visit without a session is one row, written once: its one slice is new.
-    parts.push(`new_slices as (insert into ${t} (${columns}) ${slices(false)} returning 1)`);
+    parts.push(`new_slices as (insert into ${t} (${columns}) ${rowSlices} returning 1)`);
   }
   return parts;
 }

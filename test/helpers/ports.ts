@@ -2,6 +2,8 @@
 const FIRST_PORT = 10_000;
 /** Ports this process has handed out, never handed out twice. */
 const given = new Set<number>();
+/** The first port of the kernel's ephemeral range (read once), or undefined. */
+const EPHEMERAL_LOW = ephemeralLow();
 
 /**
  * A free loopback port (released at once, so a child process can take it).
@@ -15,10 +17,9 @@ const given = new Set<number>();
  * it. Where the range cannot be read, the kernel's pick.
  */
 export function freePort(): number {
-  const low = ephemeralLow();
-  if (low !== undefined && low > FIRST_PORT + 1000) {
+  if (EPHEMERAL_LOW !== undefined && EPHEMERAL_LOW > FIRST_PORT + 1000) {
     for (let tries = 0; tries < 100; tries++) {
-      const port = FIRST_PORT + Math.floor(Math.random() * (low - FIRST_PORT));
+      const port = FIRST_PORT + Math.floor(Math.random() * (EPHEMERAL_LOW - FIRST_PORT));
       if (given.has(port)) continue;
       try {
         Deno.listen({ hostname: "127.0.0.1", port }).close();

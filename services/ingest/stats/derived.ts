@@ -174,7 +174,6 @@ const addToDays = (table: string, deltas: string) =>
        from (${deltas}) q group by 1, 2, 3, 4, 5, 6`,
   );
 
-/** What the rows of `d` (ROW_COLUMNS) add to each counter: a select of COUNTER_KEY, n, valued, revenue. */
 /** Whether a row (its value and currency columns) brings revenue, and counts as valued. */
 export const VALUED = "value is not null and currency is not null";
 
@@ -184,6 +183,7 @@ export const COUNTED = `count(*) as n,
          coalesce(sum(value) filter (where ${VALUED}), 0)
            as revenue`;
 
+/** What the rows of `d` (ROW_COLUMNS) add to each counter: a select of COUNTER_KEY, n, valued, revenue. */
 const COUNTER_DELTAS = `select site_id, ${
   bucket15("at")
 } as bucket, bot, kind, coalesce(name, '') as name,

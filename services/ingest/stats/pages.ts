@@ -161,10 +161,7 @@ export function buildDays(
     for (const table of ["page_day_counts", "page_day_builds"]) {
       await tx.query(
         `delete from ingest.${table} where site_id = $1 and day = any($2::timestamptz[])`,
-        [
-          siteId,
-          list,
-        ],
+        [siteId, list],
       );
     }
     const [row] = await tx.query<{ days: number }>(

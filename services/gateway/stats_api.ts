@@ -1,15 +1,16 @@
 /**
- * POST /stats/v1/query, the reports. The gateway checks what is HTTP, in
- * this order: the report key (x-report-key; 401 invalid_key before the body
- * is read), the key's limit (429), the body's size (16 KB; 413) and that it
- * is a JSON object (400 invalid_body). ingest-service judges the query and
- * answers it; the typed answer is written here as the public JSON.
+ * POST /stats/v1/query (the reports) and POST /stats/v1/funnel. The gateway
+ * checks what is HTTP, in this order: the report key (x-report-key; 401
+ * invalid_key before the body is read), the key's limit (429, one limit for
+ * both routes), the body's size (16 KB; 413) and that it is a JSON object
+ * (400 invalid_body). ingest-service judges the body and answers it; the
+ * typed answer is written here as the public JSON.
  */
 import type { Client } from "@connectrpc/connect";
 import type { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
-import { answerJson, queryBodyOf } from "../lib/stats/wire.ts";
+import { answerJson, funnelBodyOf, funnelJson, queryBodyOf } from "../lib/stats/wire.ts";
 import { type Handler, json, jsonError } from "./http.ts";
 import { withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
@@ -25,6 +26,7 @@ import {
 import { isJsonObject } from "../lib/json.ts";
 
 export const STATS_PATH = "/stats/v1/query";
+export const FUNNEL_PATH = "/stats/v1/funnel";
 /** Request bodies of the query route: 16 KB. */
 export const STATS_BODY_LIMIT = 16 * 1024;
 
@@ -49,14 +51,14 @@ export function statsApi(options: StatsApiOptions): Handler {
   return async (ctx) => {
     const { request, url } = ctx;
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, "") : url.pathname;
-    if (path !== STATS_PATH) {
+    if (path !== STATS_PATH && path !== FUNNEL_PATH) {
       return jsonError(404, {
         message: `Cannot ${request.method} ${url.pathname}`,
         error: "Not Found",
         statusCode: 404,
       });
     }
-    ctx.route = STATS_PATH;
+    ctx.route = path;
     if (request.method === "OPTIONS") {
       return new Response(null, {
         status: 204,
@@ -99,15 +101,16 @@ export function statsApi(options: StatsApiOptions): Handler {
       if (!isJsonObject(body)) {
         return error(400, { message: "invalid_body", problem: "the body must be a JSON object" });
       }
-      const answer = await options.stats.query({
-        siteId: caller.siteId,
-        body: queryBodyOf(body),
-      });
-      return withCors(json(200, answerJson(answer), { "cache-control": "no-store" }), STATS_CORS);
+      const answer = path === FUNNEL_PATH
+        ? funnelJson(
+          await options.stats.funnel({ siteId: caller.siteId, body: funnelBodyOf(body) }),
+        )
+        : answerJson(await options.stats.query({ siteId: caller.siteId, body: queryBodyOf(body) }));
+      return withCors(json(200, answer, { "cache-control": "no-store" }), STATS_CORS);
     } catch (thrown) {
       const failure = httpErrorOf(thrown);
       if (failure.serverSide) {
-        options.log.error("stats query failed", { requestId: ctx.requestId, error: thrown });
+        options.log.error("stats request failed", { requestId: ctx.requestId, error: thrown });
       }
       return error(failure.status, failure.body);
     }

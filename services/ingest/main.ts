@@ -147,7 +147,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
               engine: derivedEngine(context.db, {
                 workMemMb: platform.config.statsWorkMemMb || undefined,
               }),
-              siteTimeZone: (siteId) => store.siteTimeZone(siteId),
+              site: (siteId) => store.statsSite(siteId),
               now: () => platform.clock.now(),
             }),
           );

@@ -24,6 +24,8 @@ const toDef = (r: EventTypeRow): EventTypeDef => ({
   currency: r.currency,
 });
 
+import type { SiteOfStats } from "./stats/service.ts";
+
 export class IngestStore {
   constructor(private readonly db: Database) {}
 
@@ -44,6 +46,18 @@ export class IngestStore {
       [siteId],
     );
     return site === undefined ? undefined : site.time_zone;
+  }
+
+  /** What the reports need of a site: its zone and declared event types, or undefined. */
+  async statsSite(siteId: string): Promise<SiteOfStats | undefined> {
+    const timeZone = await this.siteTimeZone(siteId);
+    if (timeZone === undefined) return undefined;
+    const types = await this.eventTypes(siteId);
+    return {
+      timeZone,
+      eventNames: new Set(types.map((t) => t.name)),
+      paramKeys: new Set(types.flatMap((t) => t.params.map((p) => p.key))),
+    };
   }
 
   async siteExists(siteId: string): Promise<boolean> {

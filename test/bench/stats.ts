@@ -34,7 +34,8 @@ import { loadConfig } from "../../services/lib/config.ts";
 import { referenceEngine, referencePartials } from "../../services/ingest/stats/reference.ts";
 import { finish } from "../../services/ingest/stats/finish.ts";
 import { parseQuery } from "../../services/ingest/stats/query.ts";
-import { planQuery, resolveDays } from "../../services/ingest/stats/service.ts";
+import { planQuery } from "../../services/ingest/stats/service.ts";
+import { daysOf } from "../../services/ingest/stats/ranges.ts";
 import type { Json } from "../../services/lib/stats/wire.ts";
 import { percentile } from "./measure.ts";
 import { buildPeriodSums } from "../../services/ingest/stats/periods.ts";
@@ -63,7 +64,6 @@ const DAY_MS = 86_400_000;
 /** The data: 13 months (395 days) up to the end of 2026-10-31 UTC. */
 const TO = Date.parse("2026-11-01T00:00:00Z");
 const FROM = TO - 395 * DAY_MS;
-const TODAY = Temporal.PlainDate.from("2026-10-31");
 const BATCH_ITEMS = 500;
 const IN_FLIGHT = 8;
 
@@ -317,9 +317,7 @@ export async function run(): Promise<BenchReport> {
     for (const [index, { body }] of QUERIES.entries()) {
       if (ONLY && !ONLY.includes(index)) continue;
       const query = parseQuery({ limit: 10_000, ...body });
-      const days = await resolveDays(query.dateRange, TODAY, () => {
-        throw new Error("no presets here");
-      });
+      const days = daysOf(query.dateRange, ZONE);
       plans.set(index, {
         query,
         plan: await planQuery(referenceEngine(db), SITE, query, ZONE, days),

@@ -23,7 +23,7 @@ import {
   bucketOf,
   bucketParams,
   emptySums,
-  EVENT_COLUMN,
+  eventColumn,
   eventFilters,
   filterCondition,
   type Group,
@@ -38,7 +38,12 @@ import {
   VISIT_COLUMN,
   visitFilters,
 } from "./plan.ts";
-import type { EventDimension, MetricName, VisitDimension } from "./query.ts";
+import {
+  type EventDimension,
+  isPropsDimension,
+  type MetricName,
+  type VisitDimension,
+} from "./query.ts";
 
 const VISIT_METRICS: MetricName[] = ["visits", "bounce_rate", "visit_duration", "views_per_visit"];
 
@@ -100,7 +105,7 @@ export function aggregateSql(
     } else {
       const column = isVisitDimension(d)
         ? `vf.${VISIT_COLUMN[d as VisitDimension]}`
-        : `r.${EVENT_COLUMN[d as EventDimension]}`;
+        : eventColumn(d as EventDimension, params, "r.");
       selects.push(`${column} as g${i}`);
       rowCols.push(`g${i}`);
       visitCols.push(`g${i}`);
@@ -158,7 +163,10 @@ export function aggregateSql(
     }
   }
   const selectedCte = `sel as (select * from fr where ${selected})`;
-  const more = selects.length ? ", " + selects.join(", ") : "";
+  const byProps = [...query.dimensions, ...query.filters.map((f) => f.dimension)].some(
+    isPropsDimension,
+  );
+  const more = (byProps ? ", r.props" : "") + (selects.length ? ", " + selects.join(", ") : "");
   if (!withVisits) {
     return `with ${sources},
     fr as (select r.kind, r.at, r.visitor_key, r.name, r.page, r.value, r.currency${more} from r),

@@ -4,11 +4,12 @@
  * runtime's time zone data (Temporal), and never with the server's or the
  * database session's zone: the database only compares instants with the
  * bucket boundaries computed here. A day is whatever the zone makes it (23 or
- * 25 hours on a daylight-saving change); an hour bucket is a local hour at one
- * offset, so the hour repeated when clocks go back is two buckets.
+ * 25 hours on a daylight-saving change); an hour or minute bucket is a local
+ * hour or minute at one offset, so the hour repeated when clocks go back is
+ * two buckets.
  */
 
-export type Grain = "hour" | "day" | "week" | "month";
+export type Grain = "minute" | "hour" | "day" | "week" | "month";
 
 const MS_PER_MINUTE = 60_000;
 const MS_PER_HOUR = 3_600_000;
@@ -81,6 +82,7 @@ function wall(localMs: number) {
     month: d.getUTCMonth() + 1,
     day: d.getUTCDate(),
     hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
     weekday: (d.getUTCDay() + 6) % 7, // Monday 0
   };
 }
@@ -94,6 +96,8 @@ function labelAt(grain: Grain, localMs: number, offsetMs: number): string {
   const w = wall(localMs);
   const date = `${yearText(w.year)}-${pad(w.month)}-${pad(w.day)}`;
   switch (grain) {
+    case "minute":
+      return `${date}T${pad(w.hour)}:${pad(w.minute)}:00${offsetText(offsetMs)}`;
     case "hour":
       return `${date}T${pad(w.hour)}:00:00${offsetText(offsetMs)}`;
     case "day":
@@ -109,7 +113,7 @@ function labelAt(grain: Grain, localMs: number, offsetMs: number): string {
 
 /** The local times in (fromLocal, toLocal) where a bucket of this grain may begin. */
 function* boundaries(grain: Grain, fromLocal: number, toLocal: number): Generator<number> {
-  const step = grain === "hour" ? MS_PER_HOUR : MS_PER_DAY;
+  const step = grain === "minute" ? MS_PER_MINUTE : grain === "hour" ? MS_PER_HOUR : MS_PER_DAY;
   let t = Math.floor(fromLocal / step) * step + step;
   for (; t < toLocal; t += step) yield t;
 }
@@ -160,8 +164,8 @@ export function labelOf(grain: Grain, zone: string, ms: number): string {
   return labelAt(grain, ms + offsetMs, offsetMs);
 }
 
-/** Chronological order of two labels of one grain (hour labels carry their offsets). */
+/** Chronological order of two labels of one grain (hour and minute labels carry their offsets). */
 export function compareLabels(grain: Grain, a: string, b: string): number {
-  if (grain !== "hour") return a < b ? -1 : a > b ? 1 : 0;
+  if (grain !== "hour" && grain !== "minute") return a < b ? -1 : a > b ? 1 : 0;
   return Temporal.Instant.compare(Temporal.Instant.from(a), Temporal.Instant.from(b));
 }

@@ -41,7 +41,7 @@ import {
   and,
   bucketOf,
   bucketParams,
-  EVENT_COLUMN,
+  eventColumn,
   eventFilters,
   instant,
   iso,
@@ -55,8 +55,9 @@ import {
 } from "./plan.ts";
 import type { EventDimension, MetricName, VisitDimension } from "./query.ts";
 import { type Span, splitByDays } from "./day_runs.ts";
-import { isTimeDimension, isVisitDimension } from "./query.ts";
+import { isPropsDimension, isTimeDimension, isVisitDimension } from "./query.ts";
 import { referenceEngine, referencePartials, rowsPartials } from "./reference.ts";
+import { rowsFunnel } from "./funnel.ts";
 import type { StatsEngine } from "./service.ts";
 import { periodRows, queryPeriods } from "./periods.ts";
 import { bucket15, QUARTER_HOUR_MS, storedRows } from "./derived.ts";
@@ -99,9 +100,16 @@ const reachOf = (plan: Plan): Plan => ({
   query: { ...plan.query, metrics: ["visitors"], filters: [] },
 });
 
+/** The dimensions the derived tables keep no column for: only the rows answer them. */
+const notKept = (d: string) =>
+  d === "time:minute" || d === "visit:exit_page" || d === "visit:referrer" ||
+  d === "visit:screen" || isPropsDimension(d);
+
 export function derivedPath(plan: Plan): DerivedPath | undefined {
   if (isPlainConversion(plan) && derivedPath(reachOf(plan))) return "conversion";
-  const tables = tablesPath(plan);
+  const kept = ![...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
+    .some(notKept);
+  const tables = kept ? tablesPath(plan) : undefined;
   if (tables === "visits" && queryPeriods(plan)) return "periods";
   return tables ??
     (rowsAlone(plan.query) &&
@@ -195,7 +203,7 @@ export function derivedSql(
     const cols = query.dimensions.map((_d, i) => {
       const t = timeCols.get(i);
       // event:name or event:page, the only other dimensions counters and page counts answer.
-      if (!t) return `${EVENT_COLUMN[query.dimensions[i] as EventDimension]} as g${i}`;
+      if (!t) return `${eventColumn(query.dimensions[i] as EventDimension, params)} as g${i}`;
       const first = `(select ${params.add(iso(t.first))}::text::timestamptz)`;
       return `${bucketOf(`greatest(bucket, ${first})`, t)} as g${i}`;
     });
@@ -389,12 +397,15 @@ export function derivedEngine(db: Database, options: EngineOptions = {}): StatsE
       ? []
       : [`set local work_mem = '${Math.trunc(options.workMemMb)}MB'`]),
   ].join("; ");
+  const withSettings = <T>(run: (tx: Queryable) => Promise<T>) =>
+    db.transaction(async (tx) => {
+      await tx.exec(settings);
+      return await run(tx);
+    });
   return {
     extent: reference.extent,
     partials: (plan) =>
-      db.transaction(async (tx) => {
-        await tx.exec(settings);
-        return (await derivedPartials(tx, plan)) ?? referencePartials(tx, plan);
-      }),
+      withSettings(async (tx) => (await derivedPartials(tx, plan)) ?? referencePartials(tx, plan)),
+    funnel: (plan) => withSettings((tx) => rowsFunnel(tx, plan)),
   };
 }

@@ -22,15 +22,24 @@ export interface AnswerRow {
 }
 
 export interface Answer {
+  /** The page of rows limit and offset ask for. */
   rows: AnswerRow[];
+  /** Every row, in order (what comparisons match against). */
+  allRows: AnswerRow[];
   totals?: MetricAnswer[];
   totalRows: number;
 }
 
-/** n / d rounded half up, for n >= 0 and d > 0 (exact for integers of any size). */
+/** n / d rounded half up (towards +infinity at one half), for d > 0; exact for integers of any size. */
+export function divideHalfUp(n: bigint, d: bigint): bigint {
+  const twice = 2n * n + d;
+  const q = twice / (2n * d);
+  return twice < 0n && q * 2n * d !== twice ? q - 1n : q;
+}
+
+/** n / d rounded half up, for d > 0 (exact for integers of any size). */
 export function roundHalfUp(n: number, d: number): number {
-  const big = (x: number) => BigInt(Math.round(x));
-  return Number((2n * big(n) + big(d)) / (2n * big(d)));
+  return Number(divideHalfUp(BigInt(Math.round(n)), BigInt(Math.round(d))));
 }
 
 export function metricValue(metric: MetricName, s: Sums): MetricAnswer {
@@ -128,6 +137,7 @@ export function finish(query: StatsQuery, partials: Partials): Answer {
   });
   return {
     rows: rows.slice(query.offset, query.offset + query.limit),
+    allRows: rows,
     totals: query.includeTotals ? values(partials.all) : undefined,
     totalRows: rows.length,
   };

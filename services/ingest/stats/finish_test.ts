@@ -45,6 +45,7 @@ describe("finish", () => {
     const q = parseQuery({ metrics: ["visitors", "revenue", "bounce_rate"], date_range: "7d" });
     expect(finish(q, { groups: [], all: emptySums() })).toEqual({
       rows: [{ dims: [], metrics: [0, new Map(), 0] }],
+      allRows: [{ dims: [], metrics: [0, new Map(), 0] }],
       totals: undefined,
       totalRows: 1,
     });

@@ -14,6 +14,7 @@ import {
   isEventDimension,
   isTimeDimension,
   isVisitDimension,
+  propertyKeyOf,
   type StatsQuery,
   type TimeDimension,
   type VisitDimension,
@@ -211,16 +212,38 @@ export const VISIT_COLUMN: Record<VisitDimension, string> = {
   "visit:browser": "browser",
   "visit:os": "os",
   "visit:visitor_type": "visitor_type",
+  "visit:exit_page": "exit_page",
+  "visit:referrer": "referrer",
+  "visit:screen": "screen",
 };
 
-/** Every visit attribute's column: the period sums and visitors by previous day keep each. */
-export const VISIT_ATTRIBUTES: readonly string[] = Object.values(VISIT_COLUMN);
+/** The visit attributes the period sums and visitors by previous day keep. */
+export const VISIT_ATTRIBUTES: readonly string[] = [
+  "channel",
+  "source",
+  "utm_source",
+  "utm_medium",
+  "utm_campaign",
+  "utm_term",
+  "utm_content",
+  "ad_link",
+  "entry_page",
+  "country",
+  "device",
+  "browser",
+  "os",
+  "visitor_type",
+];
 
-/** The column of the rows relation that holds an event: dimension. */
-export const EVENT_COLUMN: Record<EventDimension, string> = {
-  "event:name": "name",
-  "event:page": "page",
-};
+/**
+ * The column of the rows relation (alias.) that holds an event: dimension;
+ * an event property's value is read from the event's parameters as text.
+ */
+export function eventColumn(d: EventDimension, params: Params, alias = ""): string {
+  if (d === "event:name") return `${alias}name`;
+  if (d === "event:page") return `${alias}page`;
+  return `(${alias}props ->> ${params.add(propertyKeyOf(d))}::text)`;
+}
 
 /** Row kinds as the engines write them. */
 export const KIND = { pageview: 1, event: 2, lead: 3 } as const;
@@ -259,7 +282,7 @@ export function visitFilters(query: StatsQuery, params: Params, alias = ""): str
 
 export function eventFilters(query: StatsQuery, params: Params, alias = ""): string[] {
   return query.filters.filter((f) => isEventDimension(f.dimension)).map((f) =>
-    filterCondition(f, alias + EVENT_COLUMN[f.dimension as EventDimension], params)
+    filterCondition(f, eventColumn(f.dimension as EventDimension, params, alias), params)
   );
 }
 

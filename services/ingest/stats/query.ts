@@ -1,7 +1,8 @@
 /**
  * Reading a reports query: every rule of the body, judged in the contract's
  * field order, the first fault thrown as a QueryError naming the field (with
- * a path such as "filters[1]") and the problem. Pure.
+ * a path such as "filters[1]") and the problem. Pure: what it needs to know
+ * of the site (the declared event parameters) comes in as an argument.
  */
 import type { Json } from "../../lib/stats/wire.ts";
 import type { QueryField } from "../../lib/stats/names.ts";
@@ -23,10 +24,17 @@ export const METRIC_NAMES = [
 ] as const;
 export type MetricName = typeof METRIC_NAMES[number];
 
-export const TIME_DIMENSIONS = ["time:hour", "time:day", "time:week", "time:month"] as const;
+export const TIME_DIMENSIONS = [
+  "time:minute",
+  "time:hour",
+  "time:day",
+  "time:week",
+  "time:month",
+] as const;
 export const VISIT_DIMENSIONS = [
   "visit:channel",
   "visit:source",
+  "visit:referrer",
   "visit:utm_source",
   "visit:utm_medium",
   "visit:utm_campaign",
@@ -34,6 +42,8 @@ export const VISIT_DIMENSIONS = [
   "visit:utm_content",
   "visit:ad_link",
   "visit:entry_page",
+  "visit:exit_page",
+  "visit:screen",
   "visit:country",
   "visit:device",
   "visit:browser",
@@ -41,18 +51,27 @@ export const VISIT_DIMENSIONS = [
   "visit:visitor_type",
 ] as const;
 export const EVENT_DIMENSIONS = ["event:name", "event:page"] as const;
-export const DIMENSION_NAMES = [...TIME_DIMENSIONS, ...VISIT_DIMENSIONS, ...EVENT_DIMENSIONS];
+/** event:props:KEY names the declared event parameter KEY. */
+export const PROPS_PREFIX = "event:props:";
 
 export type TimeDimension = typeof TIME_DIMENSIONS[number];
 export type VisitDimension = typeof VISIT_DIMENSIONS[number];
-export type EventDimension = typeof EVENT_DIMENSIONS[number];
+export type PropsDimension = `event:props:${string}`;
+export type EventDimension = typeof EVENT_DIMENSIONS[number] | PropsDimension;
 export type DimensionName = TimeDimension | VisitDimension | EventDimension;
 
-export const PRESETS = ["today", "yesterday", "7d", "30d", "month", "year", "all"] as const;
+export const DAY_PRESETS = ["today", "yesterday", "7d", "30d", "month", "year", "all"] as const;
+/** The realtime ranges: the rows of the last 30 or 5 minutes up to now. */
+export const REALTIME_PRESETS = ["30m", "5m"] as const;
+export const PRESETS = [...DAY_PRESETS, ...REALTIME_PRESETS] as const;
 export type Preset = typeof PRESETS[number];
+export type RealtimePreset = typeof REALTIME_PRESETS[number];
 
 export const OPERATORS = ["is", "is_not", "contains", "contains_not"] as const;
 export type Operator = typeof OPERATORS[number];
+
+export const COMPARE_PRESETS = ["previous_period", "year_over_year"] as const;
+export type ComparePreset = typeof COMPARE_PRESETS[number];
 
 export interface Filter {
   operator: Operator;
@@ -65,7 +84,9 @@ export interface Order {
   direction: "asc" | "desc";
 }
 
-export type DateRangeQuery = { preset: Preset } | { first: string; last: string };
+export type Days = { first: string; last: string };
+export type DateRangeQuery = { preset: Preset } | Days;
+export type CompareQuery = { preset: ComparePreset } | Days;
 
 export interface StatsQuery {
   metrics: MetricName[];
@@ -76,10 +97,19 @@ export interface StatsQuery {
   orderBy: Order[];
   includeTotals: boolean;
   includeBots: boolean;
+  includeTimeLabels: boolean;
+  /** include.compare, when asked for. */
+  compare?: CompareQuery;
   limit: number;
   offset: number;
   /** As sent (letter case made the zone's own), when sent. */
   timeZone?: string;
+}
+
+/** What the rules need to know of the site. */
+export interface SiteFacts {
+  /** The parameter keys declared by any of the site's event types. */
+  paramKeys: ReadonlySet<string>;
 }
 
 export const MAX_DIMENSIONS = 3;
@@ -95,16 +125,20 @@ export class QueryError extends Error {
   }
 }
 
-export const isTimeDimension = (d: DimensionName): d is TimeDimension => d.startsWith("time:");
-export const isVisitDimension = (d: DimensionName): d is VisitDimension => d.startsWith("visit:");
-export const isEventDimension = (d: DimensionName): d is EventDimension => d.startsWith("event:");
+export const isTimeDimension = (d: string): d is TimeDimension => d.startsWith("time:");
+export const isVisitDimension = (d: string): d is VisitDimension => d.startsWith("visit:");
+export const isEventDimension = (d: string): d is EventDimension => d.startsWith("event:");
+export const isPropsDimension = (d: string): d is PropsDimension => d.startsWith(PROPS_PREFIX);
+export const propertyKeyOf = (d: PropsDimension) => d.slice(PROPS_PREFIX.length);
 export const grainOf = (d: TimeDimension): Grain => d.slice(5) as Grain;
+export const isRealtime = (range: DateRangeQuery): range is { preset: RealtimePreset } =>
+  "preset" in range && (REALTIME_PRESETS as readonly string[]).includes(range.preset);
 
-function oneOfText(names: readonly string[]): string {
+export function oneOfText(names: readonly string[]): string {
   return names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names[0];
 }
 
-function named<T extends string>(
+export function named<T extends string>(
   value: Json,
   allowed: readonly T[],
   field: string,
@@ -117,7 +151,7 @@ function named<T extends string>(
   return value as T;
 }
 
-function list(value: Json | undefined, field: string, what: string): Json[] | undefined {
+export function list(value: Json | undefined, field: string, what: string): Json[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) throw new QueryError(field, `must be a list of ${what}`);
   return value;
@@ -138,7 +172,21 @@ function metrics(value: Json | undefined): MetricName[] {
   });
 }
 
-function dateRange(value: Json | undefined): DateRangeQuery {
+/** Two days "YYYY-MM-DD", first not after last, at `field`. */
+function days(value: Json, field: string, shapes: string): Days {
+  if (!Array.isArray(value) || value.length !== 2) throw new QueryError(field, `must be ${shapes}`);
+  const parsed = value.map((day, i) => {
+    const date = typeof day === "string" ? parseDay(day) : undefined;
+    if (!date) throw new QueryError(`${field}[${i}]`, "must be a date written YYYY-MM-DD");
+    return date;
+  });
+  if (Temporal.PlainDate.compare(parsed[0], parsed[1]) > 0) {
+    throw new QueryError(field, "the first day must not be after the last");
+  }
+  return { first: parsed[0].toString(), last: parsed[1].toString() };
+}
+
+export function dateRange(value: Json | undefined): DateRangeQuery {
   const shapes = `${oneOfText(PRESETS.map((p) => `"${p}"`))}, or ["YYYY-MM-DD", "YYYY-MM-DD"]`;
   if (value === undefined || value === null) {
     throw new QueryError("date_range", `is required: ${shapes}`);
@@ -147,21 +195,32 @@ function dateRange(value: Json | undefined): DateRangeQuery {
     if ((PRESETS as readonly string[]).includes(value)) return { preset: value as Preset };
     throw new QueryError("date_range", `unknown range "${value}"; ${shapes}`);
   }
-  if (!Array.isArray(value) || value.length !== 2) {
-    throw new QueryError("date_range", `must be ${shapes}`);
-  }
-  const days = value.map((day, i) => {
-    const parsed = typeof day === "string" ? parseDay(day) : undefined;
-    if (!parsed) throw new QueryError(`date_range[${i}]`, "must be a date written YYYY-MM-DD");
-    return parsed;
-  });
-  if (Temporal.PlainDate.compare(days[0], days[1]) > 0) {
-    throw new QueryError("date_range", "the first day must not be after the last");
-  }
-  return { first: days[0].toString(), last: days[1].toString() };
+  return days(value, "date_range", shapes);
 }
 
-function dimensions(value: Json | undefined): DimensionName[] {
+/** A dimension name at `field`: one of the fixed names, or event:props:KEY of a declared key. */
+function dimensionName(value: Json, field: string, site: SiteFacts): DimensionName {
+  if (typeof value === "string" && isPropsDimension(value)) {
+    const key = propertyKeyOf(value);
+    if (!site.paramKeys.has(key)) {
+      throw new QueryError(
+        field,
+        `"${key}" is not a parameter declared by any of the site's event types`,
+      );
+    }
+    return value;
+  }
+  const fixed = [...TIME_DIMENSIONS, ...VISIT_DIMENSIONS, ...EVENT_DIMENSIONS];
+  return named(value, [...fixed, `${PROPS_PREFIX}KEY`], field, "dimension") as DimensionName;
+}
+
+/** At most one local day: the ranges time:minute may break down. */
+function oneDayAtMost(range: DateRangeQuery): boolean {
+  if ("first" in range) return range.first === range.last;
+  return ["today", "yesterday", ...REALTIME_PRESETS].includes(range.preset);
+}
+
+function dimensions(value: Json | undefined, range: DateRangeQuery, site: SiteFacts) {
   const items = list(value, "dimensions", "dimension names");
   if (!items) return [];
   if (items.length > MAX_DIMENSIONS) {
@@ -169,38 +228,55 @@ function dimensions(value: Json | undefined): DimensionName[] {
   }
   const seen = new Set<string>();
   return items.map((item, i) => {
-    const name = named(item, DIMENSION_NAMES, `dimensions[${i}]`, "dimension");
+    const name = dimensionName(item, `dimensions[${i}]`, site);
     if (seen.has(name)) throw new QueryError(`dimensions[${i}]`, `"${name}" is repeated`);
     seen.add(name);
+    if (name === "time:minute" && !oneDayAtMost(range)) {
+      throw new QueryError(
+        "dimensions",
+        'time:minute needs a range of at most one day ("30m", "5m", "today", "yesterday" or one day)',
+      );
+    }
     return name;
   });
 }
 
-function filters(value: Json | undefined): Filter[] {
-  const items = list(value, "filters", "[operator, dimension, values]");
+/**
+ * A list of [operator, dimension, values] at `field`; `allow` says which
+ * dimensions may be filtered (a refusal names why).
+ */
+export function filters(
+  value: Json | undefined,
+  site: SiteFacts,
+  allow: (d: DimensionName) => string | undefined,
+  field = "filters",
+): Filter[] {
+  const items = list(value, field, "[operator, dimension, values]");
   if (!items) return [];
   return items.map((item, i) => {
-    const field = `filters[${i}]`;
+    const at = `${field}[${i}]`;
     if (!Array.isArray(item) || item.length !== 3) {
-      throw new QueryError(field, "must be [operator, dimension, values]");
+      throw new QueryError(at, "must be [operator, dimension, values]");
     }
     const [op, dim, values] = item;
-    const operator = named(op, OPERATORS, field, "operator");
-    const dimension = named(dim, DIMENSION_NAMES, field, "dimension");
-    if (isTimeDimension(dimension)) {
-      throw new QueryError(field, `${dimension} cannot be filtered; date_range chooses the days`);
-    }
+    const operator = named(op, OPERATORS, at, "operator");
+    const dimension = dimensionName(dim, at, site);
+    const refusal = allow(dimension);
+    if (refusal) throw new QueryError(at, refusal);
     if (
       !Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== "string")
     ) {
-      throw new QueryError(field, "values must be a non-empty list of strings");
+      throw new QueryError(at, "values must be a non-empty list of strings");
     }
     if ((values as string[]).some((v) => v.includes("\u0000"))) {
-      throw new QueryError(field, "values must not contain the NUL character");
+      throw new QueryError(at, "values must not contain the NUL character");
     }
-    return { operator, dimension, values: values as string[] };
+    return { operator, dimension: dimension as Filter["dimension"], values: values as string[] };
   });
 }
+
+const notTime = (d: DimensionName) =>
+  isTimeDimension(d) ? `${d} cannot be filtered; date_range chooses the days` : undefined;
 
 function orderBy(
   value: Json | undefined,
@@ -236,35 +312,71 @@ export function defaultOrder(query: Pick<StatsQuery, "metrics" | "dimensions">):
   ];
 }
 
-function flag(value: Json | undefined, field: string): boolean {
+export function flag(value: Json | undefined, field: string): boolean {
   if (value === undefined || value === null) return false;
   if (typeof value !== "boolean") throw new QueryError(field, "must be true or false");
   return value;
 }
 
-function include(value: Json | undefined): { totals: boolean; bots: boolean } {
-  if (value === undefined || value === null) return { totals: false, bots: false };
-  if (!isJsonObject<Json>(value)) {
-    throw new QueryError("include", 'must be an object {"totals", "bots"}');
-  }
-  return { totals: flag(value.totals, "include.totals"), bots: flag(value.bots, "include.bots") };
-}
-
-function integer(
+/** The include object's members, refusing any it does not know. */
+export function includeMembers(
   value: Json | undefined,
-  field: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new QueryError(field, `must be an integer from ${min} to ${max}`);
+  known: readonly string[],
+): Record<string, Json> {
+  if (value === undefined || value === null) return {};
+  if (!isJsonObject<Json>(value)) {
+    throw new QueryError("include", `must be an object of ${oneOfText(known)}`);
+  }
+  for (const member of Object.keys(value)) {
+    if (!known.includes(member)) {
+      throw new QueryError(
+        "include",
+        `unknown member "${member}"; include may hold ${oneOfText(known)}`,
+      );
+    }
   }
   return value;
 }
 
-function timeZone(value: Json | undefined): string | undefined {
+function compare(value: Json | undefined, range: DateRangeQuery): CompareQuery | undefined {
+  if (value === undefined || value === null) return undefined;
+  const shapes = `${
+    oneOfText(COMPARE_PRESETS.map((p) => `"${p}"`))
+  }, or ["YYYY-MM-DD", "YYYY-MM-DD"]`;
+  let parsed: CompareQuery;
+  if (typeof value === "string") {
+    if (!(COMPARE_PRESETS as readonly string[]).includes(value)) {
+      throw new QueryError("include.compare", `unknown comparison "${value}"; ${shapes}`);
+    }
+    parsed = { preset: value as ComparePreset };
+  } else {
+    parsed = days(value, "include.compare", shapes);
+  }
+  if ("preset" in range && range.preset === "all") {
+    throw new QueryError("include", 'a comparison needs a range other than "all"');
+  }
+  if ("first" in parsed && isRealtime(range)) {
+    throw new QueryError("include.compare", "a realtime range compares with a preset only");
+  }
+  return parsed;
+}
+
+export function integer(
+  value: Json | undefined,
+  field: string,
+  bounds: { fallback: number; min: number; max: number },
+): number {
+  if (value === undefined || value === null) return bounds.fallback;
+  if (
+    typeof value !== "number" || !Number.isInteger(value) || value < bounds.min ||
+    value > bounds.max
+  ) {
+    throw new QueryError(field, `must be an integer from ${bounds.min} to ${bounds.max}`);
+  }
+  return value;
+}
+
+export function timeZone(value: Json | undefined): string | undefined {
   if (value === undefined || value === null) return undefined;
   const zone = typeof value === "string" ? ianaTimeZone(value) : undefined;
   if (zone === undefined) {
@@ -273,12 +385,17 @@ function timeZone(value: Json | undefined): string | undefined {
   return zone;
 }
 
+const INCLUDE_MEMBERS = ["totals", "bots", "time_labels", "compare"];
+
 /** The query a body asks for, defaults filled in; throws QueryError at the first fault. */
-export function parseQuery(body: Partial<Record<QueryField, Json>>): StatsQuery {
+export function parseQuery(
+  body: Partial<Record<QueryField, Json>>,
+  site: SiteFacts = { paramKeys: new Set() },
+): StatsQuery {
   const metricList = metrics(body.metrics);
   const range = dateRange(body.date_range);
-  const dimensionList = dimensions(body.dimensions);
-  const filterList = filters(body.filters);
+  const dimensionList = dimensions(body.dimensions, range, site);
+  const filterList = filters(body.filters, site, notTime);
   const conversion = metricList.indexOf("conversion_rate");
   if (conversion >= 0 && !filterList.some((f) => f.dimension === "event:name")) {
     throw new QueryError(
@@ -287,9 +404,16 @@ export function parseQuery(body: Partial<Record<QueryField, Json>>): StatsQuery 
     );
   }
   const order = orderBy(body.order_by, { metrics: metricList, dimensions: dimensionList });
-  const included = include(body.include);
-  const limit = integer(body.limit, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
-  const offset = integer(body.offset, "offset", 0, 0, MAX_OFFSET);
+  const included = includeMembers(body.include, INCLUDE_MEMBERS);
+  const totals = flag(included.totals, "include.totals");
+  const bots = flag(included.bots, "include.bots");
+  const timeLabels = flag(included.time_labels, "include.time_labels");
+  if (timeLabels && !dimensionList.some(isTimeDimension)) {
+    throw new QueryError("include", "time_labels needs a time dimension");
+  }
+  const compared = compare(included.compare, range);
+  const limit = integer(body.limit, "limit", { fallback: DEFAULT_LIMIT, min: 1, max: MAX_LIMIT });
+  const offset = integer(body.offset, "offset", { fallback: 0, min: 0, max: MAX_OFFSET });
   const zone = timeZone(body.time_zone);
   return {
     metrics: metricList,
@@ -297,8 +421,10 @@ export function parseQuery(body: Partial<Record<QueryField, Json>>): StatsQuery 
     dimensions: dimensionList,
     filters: filterList,
     orderBy: order,
-    includeTotals: included.totals,
-    includeBots: included.bots,
+    includeTotals: totals,
+    includeBots: bots,
+    includeTimeLabels: timeLabels,
+    ...(compared === undefined ? {} : { compare: compared }),
     limit,
     offset,
     ...(zone === undefined ? {} : { timeZone: zone }),

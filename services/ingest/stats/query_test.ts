@@ -24,6 +24,7 @@ describe("parseQuery", () => {
       orderBy: [{ by: "time:day", direction: "asc" }, { by: "visitors", direction: "desc" }],
       includeTotals: false,
       includeBots: false,
+      includeTimeLabels: false,
       limit: 1000,
       offset: 0,
     });
@@ -133,6 +134,95 @@ describe("parseQuery", () => {
     expect(faultOf({ metrics: ["hits"], date_range: "never", limit: 0 }).field).toBe("metrics[0]");
     expect(faultOf({ ...base, limit: 0, dimensions: ["x"] }).field).toBe("dimensions[0]");
     expect(faultOf({ ...base, time_zone: "x", offset: -5 }).field).toBe("offset");
+  });
+
+  const site = { paramKeys: new Set(["plan", "seats"]) };
+  const faultFor = (body: Record<string, Json>) => {
+    try {
+      parseQuery(body, site);
+    } catch (error) {
+      if (error instanceof QueryError) return { field: error.field, problem: error.problem };
+      throw error;
+    }
+    throw new Error("the query was accepted");
+  };
+
+  it("reads the realtime ranges, and time:minute only over one day at most", () => {
+    for (const range of ["30m", "5m", "today", "yesterday", ["2026-03-01", "2026-03-01"]]) {
+      const q = parseQuery({ ...base, date_range: range, dimensions: ["time:minute"] });
+      expect(q.dimensions).toEqual(["time:minute"]);
+    }
+    for (const range of ["7d", "30d", "month", "year", "all", ["2026-03-01", "2026-03-02"]]) {
+      expect(faultOf({ ...base, date_range: range, dimensions: ["time:minute"] })).toMatchObject({
+        field: "dimensions",
+        problem: expect.stringMatching(/at most one day/),
+      });
+    }
+    expect(parseQuery({ ...base, date_range: "30m" }).dateRange).toEqual({ preset: "30m" });
+    expect(faultOf({ ...base, date_range: "15m" }).field).toBe("date_range");
+  });
+
+  it("takes the new visit dimensions and event:props of a declared parameter", () => {
+    const q = parseQuery({
+      ...base,
+      dimensions: ["visit:exit_page", "visit:screen", "event:props:plan"],
+      filters: [["is", "visit:referrer", ["https://a.example/"]], [
+        "contains",
+        "event:props:seats",
+        ["1"],
+      ]],
+      order_by: [["event:props:plan", "asc"]],
+    }, site);
+    expect(q.dimensions).toEqual(["visit:exit_page", "visit:screen", "event:props:plan"]);
+    expect(q.filters.map((f) => f.dimension)).toEqual(["visit:referrer", "event:props:seats"]);
+    expect(q.orderBy).toEqual([{ by: "event:props:plan", direction: "asc" }]);
+    expect(faultFor({ ...base, dimensions: ["event:props:colour"] })).toMatchObject({
+      field: "dimensions[0]",
+      problem: expect.stringMatching(/"colour" is not a parameter declared/),
+    });
+    expect(faultFor({ ...base, filters: [["is", "event:props:x", ["1"]]] }).field).toBe(
+      "filters[0]",
+    );
+    expect(faultFor({ ...base, dimensions: ["event:props:"] }).field).toBe("dimensions[0]");
+    // Without declared parameters no key is known.
+    expect(faultOf({ ...base, dimensions: ["event:props:plan"] }).field).toBe("dimensions[0]");
+  });
+
+  it("reads include.compare and include.time_labels, refusing any other member", () => {
+    const q = parseQuery({
+      ...base,
+      dimensions: ["time:day"],
+      include: { compare: "previous_period", time_labels: true },
+    });
+    expect([q.compare, q.includeTimeLabels]).toEqual([{ preset: "previous_period" }, true]);
+    expect(parseQuery({ ...base, include: { compare: "year_over_year" } }).compare).toEqual({
+      preset: "year_over_year",
+    });
+    expect(parseQuery({ ...base, include: { compare: ["2025-01-01", "2025-01-07"] } }).compare)
+      .toEqual({ first: "2025-01-01", last: "2025-01-07" });
+    expect(parseQuery({ ...base, date_range: "30m", include: { compare: "previous_period" } }))
+      .toMatchObject({ compare: { preset: "previous_period" } });
+    expect(faultOf({ ...base, include: { colour: true } })).toMatchObject({
+      field: "include",
+      problem: expect.stringMatching(/unknown member "colour"/),
+    });
+    expect(faultOf({ ...base, date_range: "all", include: { compare: "previous_period" } }))
+      .toMatchObject({ field: "include" });
+    expect(faultOf({ ...base, include: { time_labels: true } })).toMatchObject({
+      field: "include",
+      problem: expect.stringMatching(/time dimension/),
+    });
+    expect(faultOf({ ...base, include: { time_labels: "yes" } }).field).toBe(
+      "include.time_labels",
+    );
+    expect(faultOf({ ...base, include: { compare: "last_year" } }).field).toBe("include.compare");
+    expect(faultOf({ ...base, include: { compare: ["2025-01-02", "2025-01-01"] } }).field).toBe(
+      "include.compare",
+    );
+    expect(faultOf({ ...base, include: { compare: ["2025-02-30", "2025-03-01"] } }).field).toBe(
+      "include.compare[0]",
+    );
+    expect(faultOf({ ...base, include: { compare: 7 } }).field).toBe("include.compare");
   });
 
   it("takes null as absent for the optional fields", () => {

@@ -13,6 +13,8 @@
 import type { Queryable } from "../../lib/db/mod.ts";
 import { runAggregate } from "./aggregate.ts";
 import type { StatsEngine } from "./service.ts";
+import { isPropsDimension } from "./query.ts";
+import { rowsFunnel } from "./funnel.ts";
 import {
   containsAny,
   instant,
@@ -26,9 +28,9 @@ import {
 
 /** The attribute columns of a row of each kind (page views carry them all). */
 const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
-const VIEW_ONLY = "url, referrer, country, device, browser, os, new_visitor";
+const VIEW_ONLY = "url, referrer, screen, country, device, browser, os, new_visitor";
 const NO_VIEW_ONLY =
-  "null::text, null::text, null::text, null::text, null::text, null::text, null::boolean";
+  "null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::boolean";
 
 /** The CTEs v and r of aggregate.ts, from the stored rows. */
 export function referenceSources(plan: Plan, params: Params): string {
@@ -42,22 +44,22 @@ export function referenceSources(plan: Plan, params: Params): string {
     raw as (
       select ${KIND.pageview} as kind, p.received_at as at, p.seq, p.visitor_id, p.session_id,
              p.url as page_url, null::text as name, null::bigint as value, null::text as currency,
-             ${ATTRIBUTION}, ${VIEW_ONLY}
+             null::json as props, ${ATTRIBUTION}, ${VIEW_ONLY}
         from ingest.page_views p
        where ${range("p")}${humansOnly ? " and not p.bot" : ""}
       union all
       select ${KIND.event}, e.received_at, e.seq, e.visitor_id, e.session_id, e.url, e.name,
-             e.value, e.currency, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
+             e.value, e.currency, e.params, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
         from ingest.events e
        where ${range("e")}${humansOnly ? " and e.bot is not true" : ""}
       union all
       select ${KIND.lead}, l.received_at, l.seq, l.visitor_id, l.session_id, null, null, null,
-             null, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
+             null, null, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
         from ingest.leads l
        where ${range("l")}
     ),
     r as (
-      select kind, at, name, value, currency,
+      select kind, at, seq, name, value, currency, props,
              coalesce('s' || session_id, 'r' || seq) as visit_key,
              coalesce('v' || visitor_id, 's' || session_id, 'r' || seq) as visitor_key,
              ingest.url_path(page_url) as page
@@ -80,8 +82,8 @@ export function referenceSources(plan: Plan, params: Params): string {
         from ingest.leads l
        where l.site_id = ${site} and l.session_id in (select session_id from sessions)
       union all
-      select 'r' || seq, kind, at, seq, ${ATTRIBUTION}, page_url, referrer, country, device,
-             browser, os, new_visitor
+      select 'r' || seq, kind, at, seq, ${ATTRIBUTION}, page_url, referrer, screen, country,
+             device, browser, os, new_visitor
         from raw where session_id is null
     ),
     first_rows as (
@@ -93,7 +95,9 @@ export function referenceSources(plan: Plan, params: Params): string {
       select visit_key, ${ATTRIBUTION},
              case when kind = ${KIND.pageview} then ingest.url_path(url) end as entry_page,
              coalesce(utm_source, ingest.referrer_source(referrer, url)) as source,
-             country, device, browser, os,
+             case when ingest.referrer_source(referrer, url) is not null then referrer end
+               as referrer,
+             ingest.screen_class(screen) as screen, country, device, browser, os,
              case when new_visitor then 'new' when not new_visitor then 'returning' end
                as visitor_type
         from first_rows
@@ -101,15 +105,17 @@ export function referenceSources(plan: Plan, params: Params): string {
     spans as (
       select visit_key, min(at) as first_at, max(at) as last_at,
              count(*) filter (where kind = ${KIND.pageview}) as pv,
-             count(*) filter (where kind = ${KIND.event}) as ev
+             count(*) filter (where kind = ${KIND.event}) as ev,
+             (array_agg(page order by at desc, seq desc)
+               filter (where kind = ${KIND.pageview}))[1] as exit_page
         from r group by visit_key
     ),
     v as (
       select s.visit_key, s.first_at, s.pv, s.ev,
              round(extract(epoch from s.last_at - s.first_at) * 1000)::bigint as dur_ms,
-             a.channel, a.source, a.utm_source, a.utm_medium, a.utm_campaign, a.utm_term,
-             a.utm_content, a.ad_link, a.entry_page, a.country, a.device, a.browser, a.os,
-             a.visitor_type
+             s.exit_page, a.channel, a.source, a.referrer, a.utm_source, a.utm_medium,
+             a.utm_campaign, a.utm_term, a.utm_content, a.ad_link, a.entry_page, a.screen,
+             a.country, a.device, a.browser, a.os, a.visitor_type
         from spans s join attributes a using (visit_key)
     )`;
 }
@@ -132,6 +138,8 @@ export function rowsSources(plan: Plan, params: Params): string {
   const byPage = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
     .includes("event:page");
   const page = (alias: string) => byPage ? rowPage(alias) : "null::text";
+  const byProps = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
+    .some(isPropsDimension);
   const byVisitor = plan.query.metrics.some((m) => m === "visitors" || m === "conversion_rate");
   const visitor = (alias: string) =>
     byVisitor
@@ -159,16 +167,16 @@ export function rowsSources(plan: Plan, params: Params): string {
     r as (
       select ${KIND.pageview} as kind, p.received_at as at, null::text as name,
              null::bigint as value, null::text as currency, ${visitor("p")} as visitor_key,
-             ${page("p")} as page
+             ${page("p")} as page, null::json as props
         from ingest.page_views p
        where ${range("p")}${humansOnly ? " and not p.bot" : ""}${pageFilters("p")}
       union all
       select ${KIND.event}, e.received_at, e.name, e.value, e.currency, ${visitor("e")},
-             ${page("e")}
+             ${page("e")}, ${byProps ? "e.params" : "null"}
         from ingest.events e
        where ${range("e")}${humansOnly ? " and e.bot is not true" : ""}${pageFilters("e")}
       union all
-      select ${KIND.lead}, l.received_at, null, null, null, ${visitor("l")}, null
+      select ${KIND.lead}, l.received_at, null, null, null, ${visitor("l")}, null, null
         from ingest.leads l
        where ${range("l")}${early.length ? " and false" : ""}
     )`;
@@ -233,6 +241,7 @@ export function referenceEngine(db: Queryable): StatsEngine {
       return { first: new Date(row.first).getTime(), last: new Date(row.last).getTime() };
     },
     partials: (plan) => referencePartials(db, plan),
+    funnel: (plan) => rowsFunnel(db, plan),
   };
 }
 

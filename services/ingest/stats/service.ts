@@ -1,41 +1,50 @@
 /**
- * crm.stats.v1.StatsService: a reports query from its body to its typed
- * answer. The steps: read the query (the first fault refused as
- * invalid_query), find the site's zone (the query's time_zone only while the
- * site has none, else UTC), turn the date range into local days and
+ * crm.stats.v1.StatsService: a reports query or a funnel from its body to
+ * its typed answer. The steps: read the body (the first fault refused as
+ * invalid_query), find the zone (the site's own; the query's time_zone only
+ * while the site has none; else UTC), resolve the range to local days and
  * instants, build the buckets of the time dimensions, let the engine sum,
- * and finish.
+ * finish, and with include.compare do the same over the compared range.
  */
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  FunnelResponseSchema,
+  type FunnelStep as FunnelStepMessage,
   type MetricValue,
   type Query,
   QueryResponseSchema,
   type StatsService,
 } from "../../lib/gen/crm/stats/v1/stats_pb.ts";
 import { Code, fieldProblem, publicError, siteNotFound } from "../../lib/errors.ts";
-import { queryMembersOf } from "../../lib/stats/wire.ts";
+import { funnelMembersOf, queryMembersOf } from "../../lib/stats/wire.ts";
 import {
-  DIMENSIONS,
+  COMPARE_PRESET_ENUM,
   DIRECTIONS,
   METRICS,
   OPERATORS,
   PRESETS as PRESET_ENUMS,
+  queryDimensionOf,
 } from "../../lib/stats/names.ts";
-import { bucketsOf, localDay, parseDay, startOfDay } from "./calendar.ts";
-import { type Answer, finish, type MetricAnswer } from "./finish.ts";
+import { bucketsOf } from "./calendar.ts";
+import { type Answer, finish, type MetricAnswer, roundHalfUp } from "./finish.ts";
+import { type ChangeAnswer, compareRows, compareTotals, type Comparison } from "./compare.ts";
 import type { Partials, Plan } from "./plan.ts";
 import {
   type DimensionName,
   grainOf,
   isTimeDimension,
+  MAX_LIMIT,
   type MetricName,
   parseQuery,
   QueryError,
+  type SiteFacts,
   type StatsQuery,
   type TimeDimension,
 } from "./query.ts";
+import { comparedRange, localTimeText, type ResolvedRange, resolveRange } from "./ranges.ts";
+import { type FunnelQuery, parseFunnel, type Step } from "./funnel_query.ts";
+import type { FunnelAnswer } from "./funnel.ts";
 
 export interface Extent {
   first: number;
@@ -51,60 +60,40 @@ export interface StatsEngine {
     includeBots: boolean,
   ): Promise<Extent | undefined>;
   partials(plan: Plan): Promise<Partials>;
+  funnel(plan: FunnelPlan): Promise<FunnelAnswer>;
+}
+
+/** A funnel ready to run: the site, the query and its instants. */
+export interface FunnelPlan {
+  siteId: string;
+  query: FunnelQuery;
+  startMs: number;
+  endMs: number;
+}
+
+/** What the service knows of a site: its own zone (null without one) and declared parameters. */
+export interface SiteOfStats extends SiteFacts {
+  timeZone: string | null;
+  /** The names of the site's declared event types. */
+  eventNames: ReadonlySet<string>;
 }
 
 export interface StatsDeps {
   engine: StatsEngine;
-  /** The site's own zone (null when it has none), or undefined when the site is unknown. */
-  siteTimeZone(siteId: string): Promise<string | null | undefined>;
+  /** The site, or undefined when it is unknown. */
+  site(siteId: string): Promise<SiteOfStats | undefined>;
   now: () => number;
 }
 
-export interface ResolvedRange {
-  firstDay: Temporal.PlainDate;
-  lastDay: Temporal.PlainDate;
-}
-
-/** The local days a range covers; "all" starts on the first day with data (or today). */
-export function resolveDays(
-  range: StatsQuery["dateRange"],
-  today: Temporal.PlainDate,
-  firstDataDay: () => Promise<Temporal.PlainDate | undefined>,
-): Promise<ResolvedRange> | ResolvedRange {
-  if ("first" in range) return { firstDay: parseDay(range.first)!, lastDay: parseDay(range.last)! };
-  switch (range.preset) {
-    case "today":
-      return { firstDay: today, lastDay: today };
-    case "yesterday": {
-      const day = today.subtract({ days: 1 });
-      return { firstDay: day, lastDay: day };
-    }
-    case "7d":
-      return { firstDay: today.subtract({ days: 6 }), lastDay: today };
-    case "30d":
-      return { firstDay: today.subtract({ days: 29 }), lastDay: today };
-    case "month":
-      return { firstDay: today.with({ day: 1 }), lastDay: today };
-    case "year":
-      return { firstDay: today.with({ month: 1, day: 1 }), lastDay: today };
-    case "all":
-      return firstDataDay().then((first) => ({
-        firstDay: first && Temporal.PlainDate.compare(first, today) < 0 ? first : today,
-        lastDay: today,
-      }));
-  }
-}
-
-/** The plan of a query over resolved days. */
+/** The plan of a query over a resolved range. */
 export async function planQuery(
   engine: StatsEngine,
   siteId: string,
   query: StatsQuery,
   zone: string,
-  days: ResolvedRange,
+  range: ResolvedRange,
 ): Promise<Plan> {
-  const startMs = startOfDay(days.firstDay, zone);
-  const endMs = startOfDay(days.lastDay.add({ days: 1 }), zone);
+  const { startMs, endMs } = range;
   const buckets = new Map();
   const times = query.dimensions.filter(isTimeDimension);
   if (times.length > 0) {
@@ -117,6 +106,19 @@ export async function planQuery(
   return { siteId, query, zone, startMs, endMs, buckets };
 }
 
+/** Every label of each of the query's time dimensions over the whole range, in order. */
+export function rangeLabels(
+  query: StatsQuery,
+  zone: string,
+  range: ResolvedRange,
+): Map<TimeDimension, string[]> {
+  return new Map(
+    query.dimensions.filter(isTimeDimension).map((
+      d,
+    ) => [d, bucketsOf(grainOf(d), zone, range.startMs, range.endMs).labels]),
+  );
+}
+
 function metricMessage(value: MetricAnswer) {
   return typeof value === "number" ? { value: { case: "number" as const, value } } : {
     value: {
@@ -126,60 +128,119 @@ function metricMessage(value: MetricAnswer) {
   };
 }
 
+function changeMessage(change: ChangeAnswer) {
+  if (change === null) return {};
+  if (typeof change === "number") return { value: { case: "number" as const, value: change } };
+  return {
+    value: {
+      case: "currencies" as const,
+      value: {
+        percent: Object.fromEntries(
+          [...change].map(([c, v]) => [c, v === null ? {} : { value: v }]),
+        ),
+      },
+    },
+  };
+}
+
+function comparisonMessage(comparison: Comparison) {
+  return {
+    dimensions: comparison.dims.map((value) => (value === null ? {} : { value })),
+    metrics: comparison.metrics.map(metricMessage) as MetricValue[],
+    change: comparison.change.map(changeMessage),
+  };
+}
+
 /** The query as understood, as crm.stats.v1.Query. */
 export function queryMessage(query: StatsQuery) {
-  const dimension = (d: DimensionName) => DIMENSIONS.get(d)!;
   const range = "first" in query.dateRange
     ? { case: "days" as const, value: { first: query.dateRange.first, last: query.dateRange.last } }
     : { case: "preset" as const, value: PRESET_ENUMS.get(query.dateRange.preset)! };
+  const compare = query.compare === undefined ? undefined : {
+    with: "first" in query.compare
+      ? { case: "days" as const, value: query.compare }
+      : { case: "preset" as const, value: COMPARE_PRESET_ENUM.get(query.compare.preset)! },
+  };
   return {
     metrics: query.metrics.map((m) => METRICS.get(m)!),
     dateRange: { range },
-    dimensions: query.dimensions.map(dimension),
+    queryDimensions: query.dimensions.map(queryDimensionOf),
     filters: query.filters.map((f) => ({
       operator: OPERATORS.get(f.operator)!,
-      dimension: dimension(f.dimension),
+      queryDimension: queryDimensionOf(f.dimension),
       values: f.values,
     })),
     orderBy: query.orderBy.map((o) => ({
       by: METRICS.has(o.by)
         ? { case: "metric" as const, value: METRICS.get(o.by)! }
-        : { case: "dimension" as const, value: dimension(o.by as DimensionName) },
+        : { case: "queryDimension" as const, value: queryDimensionOf(o.by as DimensionName) },
       direction: DIRECTIONS.get(o.direction)!,
     })),
     includeTotals: query.includeTotals,
     includeBots: query.includeBots,
+    includeTimeLabels: query.includeTimeLabels,
+    compare,
     limit: query.limit,
     offset: query.offset,
     timeZone: query.timeZone,
   } satisfies Partial<Record<keyof Query, unknown>>;
 }
 
-export function responseOf(
-  query: StatsQuery,
-  zone: string,
-  days: ResolvedRange,
-  answer: Answer,
-) {
+/** The answer and, with include.compare, what it is compared with. */
+export interface Answered {
+  query: StatsQuery;
+  zone: string;
+  range: ResolvedRange;
+  answer: Answer;
+  timeLabels?: string[];
+  compared?: {
+    range: ResolvedRange;
+    rows: (Comparison | null)[];
+    totals?: Comparison;
+  };
+}
+
+function rangeMessage(range: ResolvedRange, zone: string) {
+  return range.realtime
+    ? {
+      case: "times" as const,
+      value: { first: localTimeText(range.startMs, zone), last: localTimeText(range.endMs, zone) },
+    }
+    : {
+      case: "days" as const,
+      value: { first: range.firstDay.toString(), last: range.lastDay.toString() },
+    };
+}
+
+export function responseOf(answered: Answered) {
+  const { query, zone, range, answer, compared } = answered;
   return create(QueryResponseSchema, {
-    results: answer.rows.map((row) => ({
-      dimensions: row.dims.map((value) => (value === null ? {} : { value })),
-      metrics: row.metrics.map(metricMessage) as MetricValue[],
-    })),
+    results: answer.rows.map((row, i) => {
+      const comparison = compared?.rows[i];
+      return {
+        dimensions: row.dims.map((value) => (value === null ? {} : { value })),
+        metrics: row.metrics.map(metricMessage) as MetricValue[],
+        comparison: comparison ? comparisonMessage(comparison) : undefined,
+      };
+    }),
     totals: answer.totals ? { metrics: answer.totals.map(metricMessage) } : undefined,
+    totalsComparison: compared?.totals ? comparisonMessage(compared.totals) : undefined,
     meta: {
       timeZone: zone,
-      firstDay: days.firstDay.toString(),
-      lastDay: days.lastDay.toString(),
+      firstDay: range.firstDay.toString(),
+      lastDay: range.lastDay.toString(),
       totalRows: BigInt(answer.totalRows),
+      timeLabels: answered.timeLabels ?? [],
+      comparedRange: compared ? { range: rangeMessage(compared.range, zone) } : undefined,
     },
     query: queryMessage(query),
   });
 }
 
-function readQuery(body: Parameters<typeof queryMembersOf>[0]): StatsQuery {
+/** A QueryError as the public invalid_query refusal. */
+function refused<T>(read: () => T): T {
   try {
-    return parseQuery(queryMembersOf(body));
+    return read();
   } catch (error) {
     if (error instanceof QueryError) {
       throw publicError(
@@ -192,23 +253,111 @@ function readQuery(body: Parameters<typeof queryMembersOf>[0]): StatsQuery {
   }
 }
 
+function stepMessage(step: Step): FunnelStepMessage["match"] {
+  if ("page" in step) return { case: "page", value: step.page };
+  if ("event" in step) return { case: "event", value: step.event };
+  return { case: "lead", value: true };
+}
+
+/** Answers queries and funnels with `deps`. */
+export class StatsAnswerer {
+  constructor(private readonly deps: StatsDeps) {}
+
+  async #site(siteId: string): Promise<SiteOfStats> {
+    const site = await this.deps.site(siteId);
+    if (!site) throw publicError(Code.NotFound, "site_not_found", siteNotFound(siteId));
+    return site;
+  }
+
+  #range(siteId: string, query: Pick<StatsQuery, "dateRange" | "includeBots">, zone: string) {
+    return resolveRange(query.dateRange, zone, this.deps.now(), async () => {
+      return (await this.deps.engine.extent(siteId, {}, query.includeBots))?.first;
+    });
+  }
+
+  /** The answer of one query over one range. */
+  async #answer(siteId: string, query: StatsQuery, zone: string, range: ResolvedRange) {
+    const plan = await planQuery(this.deps.engine, siteId, query, zone, range);
+    return finish(query, await this.deps.engine.partials(plan));
+  }
+
+  async query(siteId: string, body: Parameters<typeof queryMembersOf>[0]): Promise<Answered> {
+    const site = await this.#site(siteId);
+    const query = refused(() => parseQuery(queryMembersOf(body), site));
+    const zone = site.timeZone ?? query.timeZone ?? "UTC";
+    const range = await this.#range(siteId, query, zone);
+    const answered: Answered = {
+      query,
+      zone,
+      range,
+      answer: await this.#answer(siteId, query, zone, range),
+    };
+    const labels = query.includeTimeLabels || query.compare
+      ? rangeLabels(query, zone, range)
+      : undefined;
+    if (query.includeTimeLabels) {
+      answered.timeLabels = labels!.get(query.dimensions.find(isTimeDimension)!)!;
+    }
+    if (query.compare) {
+      const other = comparedRange(query.compare, range, zone);
+      const all = { ...query, limit: MAX_LIMIT, offset: 0 };
+      const before = await this.#answer(siteId, all, zone, other);
+      const compared = {
+        range: other,
+        rows: compareRows(query, answered.answer.rows, before.allRows, {
+          range: labels!,
+          compared: rangeLabels(query, zone, other),
+        }),
+        totals: answered.answer.totals && before.totals
+          ? compareTotals(query, answered.answer.totals, before.totals)
+          : undefined,
+      };
+      answered.compared = compared;
+    }
+    return answered;
+  }
+
+  async funnel(siteId: string, body: Parameters<typeof funnelMembersOf>[0]) {
+    const site = await this.#site(siteId);
+    const query = refused(() => parseFunnel(funnelMembersOf(body), site));
+    const zone = site.timeZone ?? query.timeZone ?? "UTC";
+    const range = await this.#range(siteId, query, zone);
+    const answer = await this.deps.engine.funnel({
+      siteId,
+      query,
+      startMs: range.startMs,
+      endMs: range.endMs,
+    });
+    const first = answer.steps[0]?.visitors ?? 0;
+    return create(FunnelResponseSchema, {
+      steps: query.steps.map((step, i) => {
+        const reached = answer.steps[i];
+        const previous = i === 0 ? reached.visitors : answer.steps[i - 1].visitors;
+        return {
+          step: { match: stepMessage(step) },
+          visitors: BigInt(reached.visitors),
+          visits: BigInt(reached.visits),
+          conversionRate: first === 0 ? 0 : roundHalfUp(1000 * reached.visitors, first) / 10,
+          dropOff: BigInt(previous - reached.visitors),
+        };
+      }),
+      meta: {
+        timeZone: zone,
+        firstDay: range.firstDay.toString(),
+        lastDay: range.lastDay.toString(),
+      },
+    });
+  }
+}
+
 export function statsHandlers(deps: StatsDeps): ServiceImpl<typeof StatsService> {
+  const answerer = new StatsAnswerer(deps);
   return {
     async query({ siteId, body }) {
-      const query = readQuery(body);
-      const own = await deps.siteTimeZone(siteId);
-      if (own === undefined) {
-        throw publicError(Code.NotFound, "site_not_found", siteNotFound(siteId));
-      }
-      const zone = own ?? query.timeZone ?? "UTC";
-      const today = localDay(deps.now(), zone);
-      const days = await resolveDays(query.dateRange, today, async () => {
-        const extent = await deps.engine.extent(siteId, {}, query.includeBots);
-        return extent && localDay(extent.first, zone);
-      });
-      const plan = await planQuery(deps.engine, siteId, query, zone, days);
-      const answer = finish(query, await deps.engine.partials(plan));
-      return responseOf(query, zone, days, answer);
+      return responseOf(await answerer.query(siteId, body));
+    },
+    funnel({ siteId, body }) {
+      return answerer.funnel(siteId, body);
     },
   };
 }

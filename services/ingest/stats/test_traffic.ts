@@ -17,7 +17,8 @@ import { finish } from "./finish.ts";
 import { generateVisits, inGroups, type TrafficOptions } from "./generated.ts";
 import { parseQuery } from "./query.ts";
 import { referenceEngine, referencePartials } from "./reference.ts";
-import { planQuery, resolveDays } from "./service.ts";
+import { planQuery } from "./service.ts";
+import { daysOf } from "./ranges.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -32,7 +33,6 @@ export const TRAFFIC_QUERY: Record<string, Json> = {
   dimensions: ["time:day", "visit:channel"],
 };
 /** The day the tests' relative presets would count from (they use none). */
-const TODAY = "2026-11-04";
 
 /**
  * A fresh, migrated database with the traffic written in groups of 60 items
@@ -77,9 +77,7 @@ export async function answersOf(
     ...(totals === undefined ? {} : { include: { totals } }),
     ...body,
   });
-  const days = await resolveDays(query.dateRange, Temporal.PlainDate.from(TODAY), () => {
-    throw new Error("no preset here");
-  });
+  const days = daysOf(query.dateRange, zone);
   const plan = await planQuery(referenceEngine(db), siteId, query, zone, days);
   const derived = await derivedPartials(db, plan);
   return {

@@ -3,12 +3,16 @@
  * of crm.stats.v1 they stand for, in one place: ingest-service reads a query
  * with them, the gateway and the command line write the answer with them.
  */
+import { create } from "@bufbuild/protobuf";
 import {
+  ComparePreset,
   DateRangePreset,
   Dimension,
   Direction,
   FilterOperator,
   Metric,
+  type QueryDimension,
+  QueryDimensionSchema,
 } from "../gen/crm/stats/v1/stats_pb.ts";
 
 /** Metric names in the contract's order. */
@@ -25,7 +29,9 @@ export const METRICS: ReadonlyMap<string, Metric> = new Map([
   ["conversion_rate", Metric.CONVERSION_RATE],
 ]);
 
+/** The fixed dimension names; event:props:KEY is EVENT_PROPS with its key. */
 export const DIMENSIONS: ReadonlyMap<string, Dimension> = new Map([
+  ["time:minute", Dimension.TIME_MINUTE],
   ["time:hour", Dimension.TIME_HOUR],
   ["time:day", Dimension.TIME_DAY],
   ["time:week", Dimension.TIME_WEEK],
@@ -44,9 +50,34 @@ export const DIMENSIONS: ReadonlyMap<string, Dimension> = new Map([
   ["visit:browser", Dimension.VISIT_BROWSER],
   ["visit:os", Dimension.VISIT_OS],
   ["visit:visitor_type", Dimension.VISIT_VISITOR_TYPE],
+  ["visit:exit_page", Dimension.VISIT_EXIT_PAGE],
+  ["visit:referrer", Dimension.VISIT_REFERRER],
+  ["visit:screen", Dimension.VISIT_SCREEN],
   ["event:name", Dimension.EVENT_NAME],
   ["event:page", Dimension.EVENT_PAGE],
 ]);
+
+const PROPS_PREFIX = "event:props:";
+
+/** A dimension name as crm.stats.v1.QueryDimension. */
+export function queryDimensionOf(name: string): QueryDimension {
+  if (name.startsWith(PROPS_PREFIX)) {
+    return create(QueryDimensionSchema, {
+      dimension: Dimension.EVENT_PROPS,
+      propertyKey: name.slice(PROPS_PREFIX.length),
+    });
+  }
+  return create(QueryDimensionSchema, { dimension: DIMENSIONS.get(name)! });
+}
+
+/** A crm.stats.v1.QueryDimension's name, or null for one no name stands for. */
+export function dimensionNameOf(dimension: QueryDimension | undefined): string | null {
+  if (!dimension) return null;
+  if (dimension.dimension === Dimension.EVENT_PROPS) {
+    return `${PROPS_PREFIX}${dimension.propertyKey}`;
+  }
+  return DIMENSION_NAME.get(dimension.dimension) ?? null;
+}
 
 export const OPERATORS: ReadonlyMap<string, FilterOperator> = new Map([
   ["is", FilterOperator.IS],
@@ -68,6 +99,13 @@ export const PRESETS: ReadonlyMap<string, DateRangePreset> = new Map([
   ["month", DateRangePreset.MONTH],
   ["year", DateRangePreset.YEAR],
   ["all", DateRangePreset.ALL],
+  ["30m", DateRangePreset.LAST_30_MINUTES],
+  ["5m", DateRangePreset.LAST_5_MINUTES],
+]);
+
+export const COMPARE_PRESET_ENUM: ReadonlyMap<string, ComparePreset> = new Map([
+  ["previous_period", ComparePreset.PREVIOUS_PERIOD],
+  ["year_over_year", ComparePreset.YEAR_OVER_YEAR],
 ]);
 
 function inverse<T>(names: ReadonlyMap<string, T>): ReadonlyMap<T, string> {
@@ -79,6 +117,7 @@ export const DIMENSION_NAME = inverse(DIMENSIONS);
 export const OPERATOR_NAME = inverse(OPERATORS);
 export const DIRECTION_NAME = inverse(DIRECTIONS);
 export const PRESET_NAME = inverse(PRESETS);
+export const COMPARE_PRESET_NAME = inverse(COMPARE_PRESET_ENUM);
 
 /** The body members of a query, the contract's field names, in the contract's order. */
 export const QUERY_FIELDS = [
@@ -93,3 +132,7 @@ export const QUERY_FIELDS = [
   "time_zone",
 ] as const;
 export type QueryField = typeof QUERY_FIELDS[number];
+
+/** The body members of a funnel, in the contract's order. */
+export const FUNNEL_FIELDS = ["date_range", "filters", "include", "steps", "time_zone"] as const;
+export type FunnelField = typeof FUNNEL_FIELDS[number];

@@ -7,14 +7,22 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type {
+  Change,
+  ComparedRange,
+  Comparison,
+  FunnelBodySchema,
+  FunnelResponse,
   MetricValue,
   Query,
   QueryBodySchema,
   QueryResponse,
 } from "../gen/crm/stats/v1/stats_pb.ts";
 import {
-  DIMENSION_NAME,
+  COMPARE_PRESET_NAME,
+  dimensionNameOf,
   DIRECTION_NAME,
+  FUNNEL_FIELDS,
+  type FunnelField,
   METRIC_NAME,
   OPERATOR_NAME,
   PRESET_NAME,
@@ -81,28 +89,70 @@ const MEMBER: Record<QueryField, keyof MessageInitShape<typeof QueryBodySchema>>
   time_zone: "timeZone",
 };
 
-/** The members of a query body (a JSON object) the query knows, each as sent. */
-export function queryBodyOf(
+const FUNNEL_MEMBER: Record<FunnelField, keyof MessageInitShape<typeof FunnelBodySchema>> = {
+  date_range: "dateRange",
+  filters: "filters",
+  include: "include",
+  steps: "steps",
+  time_zone: "timeZone",
+};
+
+/** A body's members that `fields` name, each as sent, as typed JSON values. */
+function membersOf<F extends string>(
   body: Record<string, unknown>,
-): MessageInitShape<typeof QueryBodySchema> {
+  fields: readonly F[],
+  member: Record<F, string>,
+): Record<string, Value> {
   const out: Record<string, Value> = {};
-  for (const field of QUERY_FIELDS) {
-    if (Object.hasOwn(body, field)) out[MEMBER[field]] = valueOf(body[field]);
+  for (const field of fields) {
+    if (Object.hasOwn(body, field)) out[member[field]] = valueOf(body[field]);
   }
   return out;
 }
 
 /** The members as JSON again, absent ones left out: what ingest-service reads. */
-export function queryMembersOf(
-  body: MessageInitShape<typeof QueryBodySchema> | undefined,
-): Partial<Record<QueryField, Json>> {
-  const out: Partial<Record<QueryField, Json>> = {};
+function jsonMembersOf<F extends string>(
+  body: Record<string, unknown> | undefined,
+  fields: readonly F[],
+  member: Record<F, string>,
+): Partial<Record<F, Json>> {
+  const out: Partial<Record<F, Json>> = {};
   if (!body) return out;
-  for (const field of QUERY_FIELDS) {
-    const value = body[MEMBER[field]] as Value | undefined;
+  for (const field of fields) {
+    const value = body[member[field]] as Value | undefined;
     if (value !== undefined) out[field] = jsonOf(value);
   }
   return out;
+}
+
+/** The members of a query body (a JSON object) the query knows, each as sent. */
+export function queryBodyOf(
+  body: Record<string, unknown>,
+): MessageInitShape<typeof QueryBodySchema> {
+  return membersOf(body, QUERY_FIELDS, MEMBER);
+}
+
+export function queryMembersOf(
+  body: MessageInitShape<typeof QueryBodySchema> | undefined,
+): Partial<Record<QueryField, Json>> {
+  return jsonMembersOf(body as Record<string, unknown> | undefined, QUERY_FIELDS, MEMBER);
+}
+
+/** The members of a funnel body (a JSON object) the funnel knows, each as sent. */
+export function funnelBodyOf(
+  body: Record<string, unknown>,
+): MessageInitShape<typeof FunnelBodySchema> {
+  return membersOf(body, FUNNEL_FIELDS, FUNNEL_MEMBER);
+}
+
+export function funnelMembersOf(
+  body: MessageInitShape<typeof FunnelBodySchema> | undefined,
+): Partial<Record<FunnelField, Json>> {
+  return jsonMembersOf(
+    body as Record<string, unknown> | undefined,
+    FUNNEL_FIELDS,
+    FUNNEL_MEMBER,
+  );
 }
 
 function metricJson(metric: MetricValue): Json {
@@ -119,6 +169,12 @@ function metricJson(metric: MetricValue): Json {
 export function queryJson(query: Query | undefined): Json {
   if (!query) return {};
   const range = query.dateRange?.range;
+  const compare = query.compare?.with;
+  // time_labels and compare are echoed when asked for, so a query without them reads as before.
+  const include: Record<string, Json> = { totals: query.includeTotals, bots: query.includeBots };
+  if (query.includeTimeLabels) include.time_labels = true;
+  if (compare?.case === "preset") include.compare = COMPARE_PRESET_NAME.get(compare.value) ?? null;
+  if (compare?.case === "days") include.compare = [compare.value.first, compare.value.last];
   return {
     metrics: query.metrics.map((m) => METRIC_NAME.get(m) ?? null),
     date_range: range?.case === "days"
@@ -126,41 +182,99 @@ export function queryJson(query: Query | undefined): Json {
       : range?.case === "preset"
       ? PRESET_NAME.get(range.value) ?? null
       : null,
-    dimensions: query.dimensions.map((d) => DIMENSION_NAME.get(d) ?? null),
+    dimensions: query.queryDimensions.map(dimensionNameOf),
     filters: query.filters.map((f) => [
       OPERATOR_NAME.get(f.operator) ?? null,
-      DIMENSION_NAME.get(f.dimension) ?? null,
+      dimensionNameOf(f.queryDimension),
       [...f.values],
     ]),
     order_by: query.orderBy.map((o) => [
       o.by.case === "metric"
         ? METRIC_NAME.get(o.by.value) ?? null
-        : o.by.case === "dimension"
-        ? DIMENSION_NAME.get(o.by.value) ?? null
+        : o.by.case === "queryDimension"
+        ? dimensionNameOf(o.by.value)
         : null,
       DIRECTION_NAME.get(o.direction) ?? null,
     ]),
-    include: { totals: query.includeTotals, bots: query.includeBots },
+    include,
     limit: query.limit,
     offset: query.offset,
     time_zone: query.timeZone ?? null,
   };
 }
 
+function changeJson(change: Change): Json {
+  if (change.value.case === "number") return change.value.value;
+  if (change.value.case === "currencies") {
+    const percent = change.value.value.percent;
+    const out: Record<string, Json> = {};
+    for (const currency of Object.keys(percent).sort()) {
+      out[currency] = percent[currency].value ?? null;
+    }
+    return out;
+  }
+  return null;
+}
+
+function comparisonJson(comparison: Comparison | undefined): Json {
+  if (!comparison) return null;
+  return {
+    dimensions: comparison.dimensions.map((d) => d.value ?? null),
+    metrics: comparison.metrics.map(metricJson),
+    change: comparison.change.map(changeJson),
+  };
+}
+
+function rangeJson(range: ComparedRange | undefined): Json {
+  const r = range?.range;
+  return r?.case === "days" || r?.case === "times" ? [r.value.first, r.value.last] : null;
+}
+
 /** The public JSON answer of POST /stats/v1/query. */
 export function answerJson(answer: QueryResponse): Json {
+  const compared = answer.query?.compare !== undefined;
   const out: Record<string, Json> = {
     results: answer.results.map((row) => ({
       dimensions: row.dimensions.map((d) => d.value ?? null),
       metrics: row.metrics.map(metricJson),
+      ...(compared ? { comparison: comparisonJson(row.comparison) } : {}),
     })),
   };
   if (answer.totals) out.totals = answer.totals.metrics.map(metricJson);
-  out.meta = {
+  if (answer.totals && compared) out.totalsComparison = comparisonJson(answer.totalsComparison);
+  const meta: Record<string, Json> = {
     timeZone: answer.meta?.timeZone ?? "UTC",
     dateRange: [answer.meta?.firstDay ?? "", answer.meta?.lastDay ?? ""],
     totalRows: Number(answer.meta?.totalRows ?? 0),
   };
+  if (compared) meta.compareDateRange = rangeJson(answer.meta?.comparedRange);
+  if (answer.query?.includeTimeLabels) meta.timeLabels = [...(answer.meta?.timeLabels ?? [])];
+  out.meta = meta;
   out.query = queryJson(answer.query);
   return out;
+}
+
+/** The public JSON answer of POST /stats/v1/funnel. */
+export function funnelJson(answer: FunnelResponse): Json {
+  return {
+    steps: answer.steps.map((s) => {
+      const match = s.step?.match;
+      const step: Record<string, Json> = match?.case === "page"
+        ? { page: match.value }
+        : match?.case === "event"
+        ? { event: match.value }
+        : { lead: true };
+      return {
+        step,
+        visitors: Number(s.visitors),
+        visits: Number(s.visits),
+        conversionRate: s.conversionRate,
+        dropOff: Number(s.dropOff),
+      };
+    }),
+    meta: {
+      timeZone: answer.meta?.timeZone ?? "UTC",
+      dateRange: [answer.meta?.firstDay ?? "", answer.meta?.lastDay ?? ""],
+    },
+  };
 }

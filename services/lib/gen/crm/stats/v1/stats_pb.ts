@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/stats/v1/stats.proto.
  */
 export const file_crm_stats_v1_stats: GenFile = /*@__PURE__*/
-  fileDesc("Chhjcm0vc3RhdHMvdjEvc3RhdHMucHJvdG8SDGNybS5zdGF0cy52MSJGCgxRdWVyeVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIlCgRib2R5GAIgASgLMhcuY3JtLnN0YXRzLnYxLlF1ZXJ5Qm9keSKCAwoJUXVlcnlCb2R5EicKB21ldHJpY3MYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKgoKZGF0ZV9yYW5nZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIqCgpkaW1lbnNpb25zGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2ZpbHRlcnMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKAoIb3JkZXJfYnkYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoHaW5jbHVkZRgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIlCgVsaW1pdBgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvZmZzZXQYCCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAkgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIiMKBERheXMSDQoFZmlyc3QYASABKAkSDAoEbGFzdBgCIAEoCSJpCglEYXRlUmFuZ2USLwoGcHJlc2V0GAEgASgOMh0uY3JtLnN0YXRzLnYxLkRhdGVSYW5nZVByZXNldEgAEiIKBGRheXMYAiABKAsyEi5jcm0uc3RhdHMudjEuRGF5c0gAQgcKBXJhbmdlInQKBkZpbHRlchIuCghvcGVyYXRvchgBIAEoDjIcLmNybS5zdGF0cy52MS5GaWx0ZXJPcGVyYXRvchIqCglkaW1lbnNpb24YAiABKA4yFy5jcm0uc3RhdHMudjEuRGltZW5zaW9uEg4KBnZhbHVlcxgDIAMoCSKPAQoFT3JkZXISJgoGbWV0cmljGAEgASgOMhQuY3JtLnN0YXRzLnYxLk1ldHJpY0gAEiwKCWRpbWVuc2lvbhgCIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25IABIqCglkaXJlY3Rpb24YAyABKA4yFy5jcm0uc3RhdHMudjEuRGlyZWN0aW9uQgQKAmJ5IskCCgVRdWVyeRIlCgdtZXRyaWNzGAEgAygOMhQuY3JtLnN0YXRzLnYxLk1ldHJpYxIrCgpkYXRlX3JhbmdlGAIgASgLMhcuY3JtLnN0YXRzLnYxLkRhdGVSYW5nZRIrCgpkaW1lbnNpb25zGAMgAygOMhcuY3JtLnN0YXRzLnYxLkRpbWVuc2lvbhIlCgdmaWx0ZXJzGAQgAygLMhQuY3JtLnN0YXRzLnYxLkZpbHRlchIlCghvcmRlcl9ieRgFIAMoCzITLmNybS5zdGF0cy52MS5PcmRlchIWCg5pbmNsdWRlX3RvdGFscxgGIAEoCBIUCgxpbmNsdWRlX2JvdHMYByABKAgSDQoFbGltaXQYCCABKAUSDgoGb2Zmc2V0GAkgASgFEhYKCXRpbWVfem9uZRgKIAEoCUgAiAEBQgwKCl90aW1lX3pvbmUiLgoORGltZW5zaW9uVmFsdWUSEgoFdmFsdWUYASABKAlIAIgBAUIICgZfdmFsdWUiiAEKD0N1cnJlbmN5QW1vdW50cxJCCgttaW5vcl91bml0cxgBIAMoCzItLmNybS5zdGF0cy52MS5DdXJyZW5jeUFtb3VudHMuTWlub3JVbml0c0VudHJ5GjEKD01pbm9yVW5pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIloKC01ldHJpY1ZhbHVlEhAKBm51bWJlchgBIAEoAUgAEjAKB2Ftb3VudHMYAiABKAsyHS5jcm0uc3RhdHMudjEuQ3VycmVuY3lBbW91bnRzSABCBwoFdmFsdWUiaQoJUmVzdWx0Um93EjAKCmRpbWVuc2lvbnMYASADKAsyHC5jcm0uc3RhdHMudjEuRGltZW5zaW9uVmFsdWUSKgoHbWV0cmljcxgCIAMoCzIZLmNybS5zdGF0cy52MS5NZXRyaWNWYWx1ZSI0CgZUb3RhbHMSKgoHbWV0cmljcxgBIAMoCzIZLmNybS5zdGF0cy52MS5NZXRyaWNWYWx1ZSJSCgRNZXRhEhEKCXRpbWVfem9uZRgBIAEoCRIRCglmaXJzdF9kYXkYAiABKAkSEAoIbGFzdF9kYXkYAyABKAkSEgoKdG90YWxfcm93cxgEIAEoAyKlAQoNUXVlcnlSZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcuY3JtLnN0YXRzLnYxLlJlc3VsdFJvdxIkCgZ0b3RhbHMYAiABKAsyFC5jcm0uc3RhdHMudjEuVG90YWxzEiAKBG1ldGEYAyABKAsyEi5jcm0uc3RhdHMudjEuTWV0YRIiCgVxdWVyeRgEIAEoCzITLmNybS5zdGF0cy52MS5RdWVyeSqCAgoGTWV0cmljEhYKEk1FVFJJQ19VTlNQRUNJRklFRBAAEhQKEE1FVFJJQ19QQUdFVklFV1MQARIRCg1NRVRSSUNfVklTSVRTEAISEwoPTUVUUklDX1ZJU0lUT1JTEAMSEQoNTUVUUklDX0VWRU5UUxAEEhAKDE1FVFJJQ19MRUFEUxAFEhIKDk1FVFJJQ19SRVZFTlVFEAYSFgoSTUVUUklDX0JPVU5DRV9SQVRFEAcSGQoVTUVUUklDX1ZJU0lUX0RVUkFUSU9OEAgSGgoWTUVUUklDX1ZJRVdTX1BFUl9WSVNJVBAJEhoKFk1FVFJJQ19DT05WRVJTSU9OX1JBVEUQCirlBAoJRGltZW5zaW9uEhkKFURJTUVOU0lPTl9VTlNQRUNJRklFRBAAEhcKE0RJTUVOU0lPTl9USU1FX0hPVVIQARIWChJESU1FTlNJT05fVElNRV9EQVkQAhIXChNESU1FTlNJT05fVElNRV9XRUVLEAMSGAoURElNRU5TSU9OX1RJTUVfTU9OVEgQBBIbChdESU1FTlNJT05fVklTSVRfQ0hBTk5FTBAFEhoKFkRJTUVOU0lPTl9WSVNJVF9TT1VSQ0UQBhIeChpESU1FTlNJT05fVklTSVRfVVRNX1NPVVJDRRAHEh4KGkRJTUVOU0lPTl9WSVNJVF9VVE1fTUVESVVNEAgSIAocRElNRU5TSU9OX1ZJU0lUX1VUTV9DQU1QQUlHThAJEhwKGERJTUVOU0lPTl9WSVNJVF9VVE1fVEVSTRAKEh8KG0RJTUVOU0lPTl9WSVNJVF9VVE1fQ09OVEVOVBALEhsKF0RJTUVOU0lPTl9WSVNJVF9BRF9MSU5LEAwSHgoaRElNRU5TSU9OX1ZJU0lUX0VOVFJZX1BBR0UQDRIbChdESU1FTlNJT05fVklTSVRfQ09VTlRSWRAOEhoKFkRJTUVOU0lPTl9WSVNJVF9ERVZJQ0UQDxIbChdESU1FTlNJT05fVklTSVRfQlJPV1NFUhAQEhYKEkRJTUVOU0lPTl9WSVNJVF9PUxAREiAKHERJTUVOU0lPTl9WSVNJVF9WSVNJVE9SX1RZUEUQEhIYChRESU1FTlNJT05fRVZFTlRfTkFNRRATEhgKFERJTUVOU0lPTl9FVkVOVF9QQUdFEBQqpQEKDkZpbHRlck9wZXJhdG9yEh8KG0ZJTFRFUl9PUEVSQVRPUl9VTlNQRUNJRklFRBAAEhYKEkZJTFRFUl9PUEVSQVRPUl9JUxABEhoKFkZJTFRFUl9PUEVSQVRPUl9JU19OT1QQAhIcChhGSUxURVJfT1BFUkFUT1JfQ09OVEFJTlMQAxIgChxGSUxURVJfT1BFUkFUT1JfQ09OVEFJTlNfTk9UEAQqTQoJRGlyZWN0aW9uEhkKFURJUkVDVElPTl9VTlNQRUNJRklFRBAAEhEKDURJUkVDVElPTl9BU0MQARISCg5ESVJFQ1RJT05fREVTQxACKo0CCg9EYXRlUmFuZ2VQcmVzZXQSIQodREFURV9SQU5HRV9QUkVTRVRfVU5TUEVDSUZJRUQQABIbChdEQVRFX1JBTkdFX1BSRVNFVF9UT0RBWRABEh8KG0RBVEVfUkFOR0VfUFJFU0VUX1lFU1RFUkRBWRACEiEKHURBVEVfUkFOR0VfUFJFU0VUX0xBU1RfN19EQVlTEAMSIgoeREFURV9SQU5HRV9QUkVTRVRfTEFTVF8zMF9EQVlTEAQSGwoXREFURV9SQU5HRV9QUkVTRVRfTU9OVEgQBRIaChZEQVRFX1JBTkdFX1BSRVNFVF9ZRUFSEAYSGQoVREFURV9SQU5HRV9QUkVTRVRfQUxMEAcyUAoMU3RhdHNTZXJ2aWNlEkAKBVF1ZXJ5EhouY3JtLnN0YXRzLnYxLlF1ZXJ5UmVxdWVzdBobLmNybS5zdGF0cy52MS5RdWVyeVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("Chhjcm0vc3RhdHMvdjEvc3RhdHMucHJvdG8SDGNybS5zdGF0cy52MSJGCgxRdWVyeVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIlCgRib2R5GAIgASgLMhcuY3JtLnN0YXRzLnYxLlF1ZXJ5Qm9keSKCAwoJUXVlcnlCb2R5EicKB21ldHJpY3MYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKgoKZGF0ZV9yYW5nZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIqCgpkaW1lbnNpb25zGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2ZpbHRlcnMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKAoIb3JkZXJfYnkYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoHaW5jbHVkZRgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIlCgVsaW1pdBgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvZmZzZXQYCCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAkgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIlIKDlF1ZXJ5RGltZW5zaW9uEioKCWRpbWVuc2lvbhgBIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb24SFAoMcHJvcGVydHlfa2V5GAIgASgJIiMKBERheXMSDQoFZmlyc3QYASABKAkSDAoEbGFzdBgCIAEoCSJpCglEYXRlUmFuZ2USLwoGcHJlc2V0GAEgASgOMh0uY3JtLnN0YXRzLnYxLkRhdGVSYW5nZVByZXNldEgAEiIKBGRheXMYAiABKAsyEi5jcm0uc3RhdHMudjEuRGF5c0gAQgcKBXJhbmdlIq8BCgZGaWx0ZXISLgoIb3BlcmF0b3IYASABKA4yHC5jcm0uc3RhdHMudjEuRmlsdGVyT3BlcmF0b3ISLgoJZGltZW5zaW9uGAIgASgOMhcuY3JtLnN0YXRzLnYxLkRpbWVuc2lvbkICGAESDgoGdmFsdWVzGAMgAygJEjUKD3F1ZXJ5X2RpbWVuc2lvbhgEIAEoCzIcLmNybS5zdGF0cy52MS5RdWVyeURpbWVuc2lvbiLMAQoFT3JkZXISJgoGbWV0cmljGAEgASgOMhQuY3JtLnN0YXRzLnYxLk1ldHJpY0gAEjAKCWRpbWVuc2lvbhgCIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25CAhgBSAASNwoPcXVlcnlfZGltZW5zaW9uGAQgASgLMhwuY3JtLnN0YXRzLnYxLlF1ZXJ5RGltZW5zaW9uSAASKgoJZGlyZWN0aW9uGAMgASgOMhcuY3JtLnN0YXRzLnYxLkRpcmVjdGlvbkIECgJieSJkCgdDb21wYXJlEi0KBnByZXNldBgBIAEoDjIbLmNybS5zdGF0cy52MS5Db21wYXJlUHJlc2V0SAASIgoEZGF5cxgCIAEoCzISLmNybS5zdGF0cy52MS5EYXlzSABCBgoEd2l0aCLKAwoFUXVlcnkSJQoHbWV0cmljcxgBIAMoDjIULmNybS5zdGF0cy52MS5NZXRyaWMSKwoKZGF0ZV9yYW5nZRgCIAEoCzIXLmNybS5zdGF0cy52MS5EYXRlUmFuZ2USLwoKZGltZW5zaW9ucxgDIAMoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25CAhgBEiUKB2ZpbHRlcnMYBCADKAsyFC5jcm0uc3RhdHMudjEuRmlsdGVyEiUKCG9yZGVyX2J5GAUgAygLMhMuY3JtLnN0YXRzLnYxLk9yZGVyEhYKDmluY2x1ZGVfdG90YWxzGAYgASgIEhQKDGluY2x1ZGVfYm90cxgHIAEoCBINCgVsaW1pdBgIIAEoBRIOCgZvZmZzZXQYCSABKAUSFgoJdGltZV96b25lGAogASgJSACIAQESNgoQcXVlcnlfZGltZW5zaW9ucxgLIAMoCzIcLmNybS5zdGF0cy52MS5RdWVyeURpbWVuc2lvbhImCgdjb21wYXJlGAwgASgLMhUuY3JtLnN0YXRzLnYxLkNvbXBhcmUSGwoTaW5jbHVkZV90aW1lX2xhYmVscxgNIAEoCEIMCgpfdGltZV96b25lIi4KDkRpbWVuc2lvblZhbHVlEhIKBXZhbHVlGAEgASgJSACIAQFCCAoGX3ZhbHVlIogBCg9DdXJyZW5jeUFtb3VudHMSQgoLbWlub3JfdW5pdHMYASADKAsyLS5jcm0uc3RhdHMudjEuQ3VycmVuY3lBbW91bnRzLk1pbm9yVW5pdHNFbnRyeRoxCg9NaW5vclVuaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJaCgtNZXRyaWNWYWx1ZRIQCgZudW1iZXIYASABKAFIABIwCgdhbW91bnRzGAIgASgLMh0uY3JtLnN0YXRzLnYxLkN1cnJlbmN5QW1vdW50c0gAQgcKBXZhbHVlIpcBCglSZXN1bHRSb3cSMAoKZGltZW5zaW9ucxgBIAMoCzIcLmNybS5zdGF0cy52MS5EaW1lbnNpb25WYWx1ZRIqCgdtZXRyaWNzGAIgAygLMhkuY3JtLnN0YXRzLnYxLk1ldHJpY1ZhbHVlEiwKCmNvbXBhcmlzb24YAyABKAsyGC5jcm0uc3RhdHMudjEuQ29tcGFyaXNvbiI0CgZUb3RhbHMSKgoHbWV0cmljcxgBIAMoCzIZLmNybS5zdGF0cy52MS5NZXRyaWNWYWx1ZSIuCg5PcHRpb25hbE51bWJlchISCgV2YWx1ZRgBIAEoAUgAiAEBQggKBl92YWx1ZSJYCgZDaGFuZ2USEAoGbnVtYmVyGAEgASgBSAASMwoKY3VycmVuY2llcxgCIAEoCzIdLmNybS5zdGF0cy52MS5DdXJyZW5jeUNoYW5nZXNIAEIHCgV2YWx1ZSKcAQoPQ3VycmVuY3lDaGFuZ2VzEjsKB3BlcmNlbnQYASADKAsyKi5jcm0uc3RhdHMudjEuQ3VycmVuY3lDaGFuZ2VzLlBlcmNlbnRFbnRyeRpMCgxQZXJjZW50RW50cnkSCwoDa2V5GAEgASgJEisKBXZhbHVlGAIgASgLMhwuY3JtLnN0YXRzLnYxLk9wdGlvbmFsTnVtYmVyOgI4ASKQAQoKQ29tcGFyaXNvbhIwCgpkaW1lbnNpb25zGAEgAygLMhwuY3JtLnN0YXRzLnYxLkRpbWVuc2lvblZhbHVlEioKB21ldHJpY3MYAiADKAsyGS5jcm0uc3RhdHMudjEuTWV0cmljVmFsdWUSJAoGY2hhbmdlGAMgAygLMhQuY3JtLnN0YXRzLnYxLkNoYW5nZSIkCgVUaW1lcxINCgVmaXJzdBgBIAEoCRIMCgRsYXN0GAIgASgJImIKDUNvbXBhcmVkUmFuZ2USIgoEZGF5cxgBIAEoCzISLmNybS5zdGF0cy52MS5EYXlzSAASJAoFdGltZXMYAiABKAsyEy5jcm0uc3RhdHMudjEuVGltZXNIAEIHCgVyYW5nZSKcAQoETWV0YRIRCgl0aW1lX3pvbmUYASABKAkSEQoJZmlyc3RfZGF5GAIgASgJEhAKCGxhc3RfZGF5GAMgASgJEhIKCnRvdGFsX3Jvd3MYBCABKAMSEwoLdGltZV9sYWJlbHMYBSADKAkSMwoOY29tcGFyZWRfcmFuZ2UYBiABKAsyGy5jcm0uc3RhdHMudjEuQ29tcGFyZWRSYW5nZSLaAQoNUXVlcnlSZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcuY3JtLnN0YXRzLnYxLlJlc3VsdFJvdxIkCgZ0b3RhbHMYAiABKAsyFC5jcm0uc3RhdHMudjEuVG90YWxzEiAKBG1ldGEYAyABKAsyEi5jcm0uc3RhdHMudjEuTWV0YRIiCgVxdWVyeRgEIAEoCzITLmNybS5zdGF0cy52MS5RdWVyeRIzChF0b3RhbHNfY29tcGFyaXNvbhgFIAEoCzIYLmNybS5zdGF0cy52MS5Db21wYXJpc29uIkgKDUZ1bm5lbFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRImCgRib2R5GAIgASgLMhguY3JtLnN0YXRzLnYxLkZ1bm5lbEJvZHki3AEKCkZ1bm5lbEJvZHkSKgoKZGF0ZV9yYW5nZRgBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRInCgdmaWx0ZXJzGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2luY2x1ZGUYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJQoFc3RlcHMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKCkZ1bm5lbFN0ZXASDgoEcGFnZRgBIAEoCUgAEg8KBWV2ZW50GAIgASgJSAASDgoEbGVhZBgDIAEoCEgAQgcKBW1hdGNoIocBChBGdW5uZWxTdGVwUmVzdWx0EiYKBHN0ZXAYASABKAsyGC5jcm0uc3RhdHMudjEuRnVubmVsU3RlcBIQCgh2aXNpdG9ycxgCIAEoAxIOCgZ2aXNpdHMYAyABKAMSFwoPY29udmVyc2lvbl9yYXRlGAQgASgBEhAKCGRyb3Bfb2ZmGAUgASgDImEKDkZ1bm5lbFJlc3BvbnNlEi0KBXN0ZXBzGAEgAygLMh4uY3JtLnN0YXRzLnYxLkZ1bm5lbFN0ZXBSZXN1bHQSIAoEbWV0YRgCIAEoCzISLmNybS5zdGF0cy52MS5NZXRhKoICCgZNZXRyaWMSFgoSTUVUUklDX1VOU1BFQ0lGSUVEEAASFAoQTUVUUklDX1BBR0VWSUVXUxABEhEKDU1FVFJJQ19WSVNJVFMQAhITCg9NRVRSSUNfVklTSVRPUlMQAxIRCg1NRVRSSUNfRVZFTlRTEAQSEAoMTUVUUklDX0xFQURTEAUSEgoOTUVUUklDX1JFVkVOVUUQBhIWChJNRVRSSUNfQk9VTkNFX1JBVEUQBxIZChVNRVRSSUNfVklTSVRfRFVSQVRJT04QCBIaChZNRVRSSUNfVklFV1NfUEVSX1ZJU0lUEAkSGgoWTUVUUklDX0NPTlZFUlNJT05fUkFURRAKKvQFCglEaW1lbnNpb24SGQoVRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASFwoTRElNRU5TSU9OX1RJTUVfSE9VUhABEhYKEkRJTUVOU0lPTl9USU1FX0RBWRACEhcKE0RJTUVOU0lPTl9USU1FX1dFRUsQAxIYChRESU1FTlNJT05fVElNRV9NT05USBAEEhsKF0RJTUVOU0lPTl9WSVNJVF9DSEFOTkVMEAUSGgoWRElNRU5TSU9OX1ZJU0lUX1NPVVJDRRAGEh4KGkRJTUVOU0lPTl9WSVNJVF9VVE1fU09VUkNFEAcSHgoaRElNRU5TSU9OX1ZJU0lUX1VUTV9NRURJVU0QCBIgChxESU1FTlNJT05fVklTSVRfVVRNX0NBTVBBSUdOEAkSHAoYRElNRU5TSU9OX1ZJU0lUX1VUTV9URVJNEAoSHwobRElNRU5TSU9OX1ZJU0lUX1VUTV9DT05URU5UEAsSGwoXRElNRU5TSU9OX1ZJU0lUX0FEX0xJTksQDBIeChpESU1FTlNJT05fVklTSVRfRU5UUllfUEFHRRANEhsKF0RJTUVOU0lPTl9WSVNJVF9DT1VOVFJZEA4SGgoWRElNRU5TSU9OX1ZJU0lUX0RFVklDRRAPEhsKF0RJTUVOU0lPTl9WSVNJVF9CUk9XU0VSEBASFgoSRElNRU5TSU9OX1ZJU0lUX09TEBESIAocRElNRU5TSU9OX1ZJU0lUX1ZJU0lUT1JfVFlQRRASEhgKFERJTUVOU0lPTl9FVkVOVF9OQU1FEBMSGAoURElNRU5TSU9OX0VWRU5UX1BBR0UQFBIZChVESU1FTlNJT05fVElNRV9NSU5VVEUQFRIdChlESU1FTlNJT05fVklTSVRfRVhJVF9QQUdFEBYSHAoYRElNRU5TSU9OX1ZJU0lUX1JFRkVSUkVSEBcSGgoWRElNRU5TSU9OX1ZJU0lUX1NDUkVFThAYEhkKFURJTUVOU0lPTl9FVkVOVF9QUk9QUxAZKqUBCg5GaWx0ZXJPcGVyYXRvchIfChtGSUxURVJfT1BFUkFUT1JfVU5TUEVDSUZJRUQQABIWChJGSUxURVJfT1BFUkFUT1JfSVMQARIaChZGSUxURVJfT1BFUkFUT1JfSVNfTk9UEAISHAoYRklMVEVSX09QRVJBVE9SX0NPTlRBSU5TEAMSIAocRklMVEVSX09QRVJBVE9SX0NPTlRBSU5TX05PVBAEKk0KCURpcmVjdGlvbhIZChVESVJFQ1RJT05fVU5TUEVDSUZJRUQQABIRCg1ESVJFQ1RJT05fQVNDEAESEgoORElSRUNUSU9OX0RFU0MQAiraAgoPRGF0ZVJhbmdlUHJlc2V0EiEKHURBVEVfUkFOR0VfUFJFU0VUX1VOU1BFQ0lGSUVEEAASGwoXREFURV9SQU5HRV9QUkVTRVRfVE9EQVkQARIfChtEQVRFX1JBTkdFX1BSRVNFVF9ZRVNURVJEQVkQAhIhCh1EQVRFX1JBTkdFX1BSRVNFVF9MQVNUXzdfREFZUxADEiIKHkRBVEVfUkFOR0VfUFJFU0VUX0xBU1RfMzBfREFZUxAEEhsKF0RBVEVfUkFOR0VfUFJFU0VUX01PTlRIEAUSGgoWREFURV9SQU5HRV9QUkVTRVRfWUVBUhAGEhkKFURBVEVfUkFOR0VfUFJFU0VUX0FMTBAHEiUKIURBVEVfUkFOR0VfUFJFU0VUX0xBU1RfMzBfTUlOVVRFUxAIEiQKIERBVEVfUkFOR0VfUFJFU0VUX0xBU1RfNV9NSU5VVEVTEAkqdgoNQ29tcGFyZVByZXNldBIeChpDT01QQVJFX1BSRVNFVF9VTlNQRUNJRklFRBAAEiIKHkNPTVBBUkVfUFJFU0VUX1BSRVZJT1VTX1BFUklPRBABEiEKHUNPTVBBUkVfUFJFU0VUX1lFQVJfT1ZFUl9ZRUFSEAIylQEKDFN0YXRzU2VydmljZRJACgVRdWVyeRIaLmNybS5zdGF0cy52MS5RdWVyeVJlcXVlc3QaGy5jcm0uc3RhdHMudjEuUXVlcnlSZXNwb25zZRJDCgZGdW5uZWwSGy5jcm0uc3RhdHMudjEuRnVubmVsUmVxdWVzdBocLmNybS5zdGF0cy52MS5GdW5uZWxSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * @generated from message crm.stats.v1.QueryRequest
@@ -100,6 +100,33 @@ export const QueryBodySchema: GenMessage<QueryBody> = /*@__PURE__*/
   messageDesc(file_crm_stats_v1_stats, 1);
 
 /**
+ * A dimension of the query as understood: the dimension, and for an event
+ * property the parameter's key.
+ *
+ * @generated from message crm.stats.v1.QueryDimension
+ */
+export type QueryDimension = Message<"crm.stats.v1.QueryDimension"> & {
+  /**
+   * @generated from field: crm.stats.v1.Dimension dimension = 1;
+   */
+  dimension: Dimension;
+
+  /**
+   * Set for DIMENSION_EVENT_PROPS only.
+   *
+   * @generated from field: string property_key = 2;
+   */
+  propertyKey: string;
+};
+
+/**
+ * Describes the message crm.stats.v1.QueryDimension.
+ * Use `create(QueryDimensionSchema)` to create a new message.
+ */
+export const QueryDimensionSchema: GenMessage<QueryDimension> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 2);
+
+/**
  * Local days, first and last inclusive, "YYYY-MM-DD".
  *
  * @generated from message crm.stats.v1.Days
@@ -121,7 +148,7 @@ export type Days = Message<"crm.stats.v1.Days"> & {
  * Use `create(DaysSchema)` to create a new message.
  */
 export const DaysSchema: GenMessage<Days> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 2);
+  messageDesc(file_crm_stats_v1_stats, 3);
 
 /**
  * @generated from message crm.stats.v1.DateRange
@@ -150,7 +177,7 @@ export type DateRange = Message<"crm.stats.v1.DateRange"> & {
  * Use `create(DateRangeSchema)` to create a new message.
  */
 export const DateRangeSchema: GenMessage<DateRange> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 3);
+  messageDesc(file_crm_stats_v1_stats, 4);
 
 /**
  * @generated from message crm.stats.v1.Filter
@@ -162,7 +189,10 @@ export type Filter = Message<"crm.stats.v1.Filter"> & {
   operator: FilterOperator;
 
   /**
-   * @generated from field: crm.stats.v1.Dimension dimension = 2;
+   * Superseded by query_dimension, which can name an event property.
+   *
+   * @generated from field: crm.stats.v1.Dimension dimension = 2 [deprecated = true];
+   * @deprecated
    */
   dimension: Dimension;
 
@@ -170,6 +200,11 @@ export type Filter = Message<"crm.stats.v1.Filter"> & {
    * @generated from field: repeated string values = 3;
    */
   values: string[];
+
+  /**
+   * @generated from field: crm.stats.v1.QueryDimension query_dimension = 4;
+   */
+  queryDimension?: QueryDimension | undefined;
 };
 
 /**
@@ -177,7 +212,7 @@ export type Filter = Message<"crm.stats.v1.Filter"> & {
  * Use `create(FilterSchema)` to create a new message.
  */
 export const FilterSchema: GenMessage<Filter> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 4);
+  messageDesc(file_crm_stats_v1_stats, 5);
 
 /**
  * @generated from message crm.stats.v1.Order
@@ -194,10 +229,19 @@ export type Order = Message<"crm.stats.v1.Order"> & {
     case: "metric";
   } | {
     /**
-     * @generated from field: crm.stats.v1.Dimension dimension = 2;
+     * Superseded by query_dimension, which can name an event property.
+     *
+     * @generated from field: crm.stats.v1.Dimension dimension = 2 [deprecated = true];
+     * @deprecated
      */
     value: Dimension;
     case: "dimension";
+  } | {
+    /**
+     * @generated from field: crm.stats.v1.QueryDimension query_dimension = 4;
+     */
+    value: QueryDimension;
+    case: "queryDimension";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -211,7 +255,38 @@ export type Order = Message<"crm.stats.v1.Order"> & {
  * Use `create(OrderSchema)` to create a new message.
  */
 export const OrderSchema: GenMessage<Order> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 5);
+  messageDesc(file_crm_stats_v1_stats, 6);
+
+/**
+ * The compared range of include.compare.
+ *
+ * @generated from message crm.stats.v1.Compare
+ */
+export type Compare = Message<"crm.stats.v1.Compare"> & {
+  /**
+   * @generated from oneof crm.stats.v1.Compare.with
+   */
+  with: {
+    /**
+     * @generated from field: crm.stats.v1.ComparePreset preset = 1;
+     */
+    value: ComparePreset;
+    case: "preset";
+  } | {
+    /**
+     * @generated from field: crm.stats.v1.Days days = 2;
+     */
+    value: Days;
+    case: "days";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.stats.v1.Compare.
+ * Use `create(CompareSchema)` to create a new message.
+ */
+export const CompareSchema: GenMessage<Compare> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 7);
 
 /**
  * The query as understood, defaults filled in (order_by holds the ordering
@@ -231,7 +306,10 @@ export type Query = Message<"crm.stats.v1.Query"> & {
   dateRange?: DateRange | undefined;
 
   /**
-   * @generated from field: repeated crm.stats.v1.Dimension dimensions = 3;
+   * Superseded by query_dimensions, which can name an event property.
+   *
+   * @generated from field: repeated crm.stats.v1.Dimension dimensions = 3 [deprecated = true];
+   * @deprecated
    */
   dimensions: Dimension[];
 
@@ -271,6 +349,23 @@ export type Query = Message<"crm.stats.v1.Query"> & {
    * @generated from field: optional string time_zone = 10;
    */
   timeZone?: string | undefined;
+
+  /**
+   * @generated from field: repeated crm.stats.v1.QueryDimension query_dimensions = 11;
+   */
+  queryDimensions: QueryDimension[];
+
+  /**
+   * Unset without include.compare.
+   *
+   * @generated from field: crm.stats.v1.Compare compare = 12;
+   */
+  compare?: Compare | undefined;
+
+  /**
+   * @generated from field: bool include_time_labels = 13;
+   */
+  includeTimeLabels: boolean;
 };
 
 /**
@@ -278,7 +373,7 @@ export type Query = Message<"crm.stats.v1.Query"> & {
  * Use `create(QuerySchema)` to create a new message.
  */
 export const QuerySchema: GenMessage<Query> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 6);
+  messageDesc(file_crm_stats_v1_stats, 8);
 
 /**
  * A dimension's value; unset when the data does not know it (JSON null).
@@ -297,7 +392,7 @@ export type DimensionValue = Message<"crm.stats.v1.DimensionValue"> & {
  * Use `create(DimensionValueSchema)` to create a new message.
  */
 export const DimensionValueSchema: GenMessage<DimensionValue> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 7);
+  messageDesc(file_crm_stats_v1_stats, 9);
 
 /**
  * Revenue: each currency's sum of values in minor units, never added across
@@ -317,7 +412,7 @@ export type CurrencyAmounts = Message<"crm.stats.v1.CurrencyAmounts"> & {
  * Use `create(CurrencyAmountsSchema)` to create a new message.
  */
 export const CurrencyAmountsSchema: GenMessage<CurrencyAmounts> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 8);
+  messageDesc(file_crm_stats_v1_stats, 10);
 
 /**
  * @generated from message crm.stats.v1.MetricValue
@@ -348,7 +443,7 @@ export type MetricValue = Message<"crm.stats.v1.MetricValue"> & {
  * Use `create(MetricValueSchema)` to create a new message.
  */
 export const MetricValueSchema: GenMessage<MetricValue> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 9);
+  messageDesc(file_crm_stats_v1_stats, 11);
 
 /**
  * @generated from message crm.stats.v1.ResultRow
@@ -367,6 +462,14 @@ export type ResultRow = Message<"crm.stats.v1.ResultRow"> & {
    * @generated from field: repeated crm.stats.v1.MetricValue metrics = 2;
    */
   metrics: MetricValue[];
+
+  /**
+   * With include.compare: the same row over the compared range; unset (JSON
+   * null) where the compared range has no bucket at this row's position.
+   *
+   * @generated from field: crm.stats.v1.Comparison comparison = 3;
+   */
+  comparison?: Comparison | undefined;
 };
 
 /**
@@ -374,7 +477,7 @@ export type ResultRow = Message<"crm.stats.v1.ResultRow"> & {
  * Use `create(ResultRowSchema)` to create a new message.
  */
 export const ResultRowSchema: GenMessage<ResultRow> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 10);
+  messageDesc(file_crm_stats_v1_stats, 12);
 
 /**
  * @generated from message crm.stats.v1.Totals
@@ -391,7 +494,166 @@ export type Totals = Message<"crm.stats.v1.Totals"> & {
  * Use `create(TotalsSchema)` to create a new message.
  */
 export const TotalsSchema: GenMessage<Totals> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 11);
+  messageDesc(file_crm_stats_v1_stats, 13);
+
+/**
+ * A number that may be unknown (JSON null).
+ *
+ * @generated from message crm.stats.v1.OptionalNumber
+ */
+export type OptionalNumber = Message<"crm.stats.v1.OptionalNumber"> & {
+  /**
+   * @generated from field: optional double value = 1;
+   */
+  value?: number | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.OptionalNumber.
+ * Use `create(OptionalNumberSchema)` to create a new message.
+ */
+export const OptionalNumberSchema: GenMessage<OptionalNumber> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 14);
+
+/**
+ * How a metric changed against the compared range; unset (JSON null) where
+ * the compared value is 0.
+ *
+ * @generated from message crm.stats.v1.Change
+ */
+export type Change = Message<"crm.stats.v1.Change"> & {
+  /**
+   * @generated from oneof crm.stats.v1.Change.value
+   */
+  value: {
+    /**
+     * Percent change, or for rates the difference in percentage points.
+     *
+     * @generated from field: double number = 1;
+     */
+    value: number;
+    case: "number";
+  } | {
+    /**
+     * Revenue: each currency of either side to its percent change.
+     *
+     * @generated from field: crm.stats.v1.CurrencyChanges currencies = 2;
+     */
+    value: CurrencyChanges;
+    case: "currencies";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.stats.v1.Change.
+ * Use `create(ChangeSchema)` to create a new message.
+ */
+export const ChangeSchema: GenMessage<Change> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 15);
+
+/**
+ * @generated from message crm.stats.v1.CurrencyChanges
+ */
+export type CurrencyChanges = Message<"crm.stats.v1.CurrencyChanges"> & {
+  /**
+   * @generated from field: map<string, crm.stats.v1.OptionalNumber> percent = 1;
+   */
+  percent: { [key: string]: OptionalNumber };
+};
+
+/**
+ * Describes the message crm.stats.v1.CurrencyChanges.
+ * Use `create(CurrencyChangesSchema)` to create a new message.
+ */
+export const CurrencyChangesSchema: GenMessage<CurrencyChanges> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 16);
+
+/**
+ * @generated from message crm.stats.v1.Comparison
+ */
+export type Comparison = Message<"crm.stats.v1.Comparison"> & {
+  /**
+   * The compared row's dimension values (a time dimension's label in the
+   * compared range).
+   *
+   * @generated from field: repeated crm.stats.v1.DimensionValue dimensions = 1;
+   */
+  dimensions: DimensionValue[];
+
+  /**
+   * @generated from field: repeated crm.stats.v1.MetricValue metrics = 2;
+   */
+  metrics: MetricValue[];
+
+  /**
+   * In the order of the query's metrics.
+   *
+   * @generated from field: repeated crm.stats.v1.Change change = 3;
+   */
+  change: Change[];
+};
+
+/**
+ * Describes the message crm.stats.v1.Comparison.
+ * Use `create(ComparisonSchema)` to create a new message.
+ */
+export const ComparisonSchema: GenMessage<Comparison> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 17);
+
+/**
+ * The instants of a realtime range, local times with their offset.
+ *
+ * @generated from message crm.stats.v1.Times
+ */
+export type Times = Message<"crm.stats.v1.Times"> & {
+  /**
+   * @generated from field: string first = 1;
+   */
+  first: string;
+
+  /**
+   * @generated from field: string last = 2;
+   */
+  last: string;
+};
+
+/**
+ * Describes the message crm.stats.v1.Times.
+ * Use `create(TimesSchema)` to create a new message.
+ */
+export const TimesSchema: GenMessage<Times> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 18);
+
+/**
+ * The compared range: local days, or for a realtime range its local times.
+ *
+ * @generated from message crm.stats.v1.ComparedRange
+ */
+export type ComparedRange = Message<"crm.stats.v1.ComparedRange"> & {
+  /**
+   * @generated from oneof crm.stats.v1.ComparedRange.range
+   */
+  range: {
+    /**
+     * @generated from field: crm.stats.v1.Days days = 1;
+     */
+    value: Days;
+    case: "days";
+  } | {
+    /**
+     * @generated from field: crm.stats.v1.Times times = 2;
+     */
+    value: Times;
+    case: "times";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.stats.v1.ComparedRange.
+ * Use `create(ComparedRangeSchema)` to create a new message.
+ */
+export const ComparedRangeSchema: GenMessage<ComparedRange> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 19);
 
 /**
  * @generated from message crm.stats.v1.Meta
@@ -422,6 +684,20 @@ export type Meta = Message<"crm.stats.v1.Meta"> & {
    * @generated from field: int64 total_rows = 4;
    */
   totalRows: bigint;
+
+  /**
+   * With include.time_labels: every label of the time dimension in the range.
+   *
+   * @generated from field: repeated string time_labels = 5;
+   */
+  timeLabels: string[];
+
+  /**
+   * With include.compare.
+   *
+   * @generated from field: crm.stats.v1.ComparedRange compared_range = 6;
+   */
+  comparedRange?: ComparedRange | undefined;
 };
 
 /**
@@ -429,7 +705,7 @@ export type Meta = Message<"crm.stats.v1.Meta"> & {
  * Use `create(MetaSchema)` to create a new message.
  */
 export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 12);
+  messageDesc(file_crm_stats_v1_stats, 20);
 
 /**
  * @generated from message crm.stats.v1.QueryResponse
@@ -456,6 +732,13 @@ export type QueryResponse = Message<"crm.stats.v1.QueryResponse"> & {
    * @generated from field: crm.stats.v1.Query query = 4;
    */
   query?: Query | undefined;
+
+  /**
+   * With include.totals and include.compare: the totals over the compared range.
+   *
+   * @generated from field: crm.stats.v1.Comparison totals_comparison = 5;
+   */
+  totalsComparison?: Comparison | undefined;
 };
 
 /**
@@ -463,7 +746,171 @@ export type QueryResponse = Message<"crm.stats.v1.QueryResponse"> & {
  * Use `create(QueryResponseSchema)` to create a new message.
  */
 export const QueryResponseSchema: GenMessage<QueryResponse> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 13);
+  messageDesc(file_crm_stats_v1_stats, 21);
+
+/**
+ * @generated from message crm.stats.v1.FunnelRequest
+ */
+export type FunnelRequest = Message<"crm.stats.v1.FunnelRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: crm.stats.v1.FunnelBody body = 2;
+   */
+  body?: FunnelBody | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.FunnelRequest.
+ * Use `create(FunnelRequestSchema)` to create a new message.
+ */
+export const FunnelRequestSchema: GenMessage<FunnelRequest> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 22);
+
+/**
+ * The members of the funnel body as sent, judged by the service (as QueryBody).
+ *
+ * @generated from message crm.stats.v1.FunnelBody
+ */
+export type FunnelBody = Message<"crm.stats.v1.FunnelBody"> & {
+  /**
+   * @generated from field: google.protobuf.Value date_range = 1;
+   */
+  dateRange?: Value | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Value filters = 2;
+   */
+  filters?: Value | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Value include = 3;
+   */
+  include?: Value | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Value steps = 4;
+   */
+  steps?: Value | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Value time_zone = 5;
+   */
+  timeZone?: Value | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.FunnelBody.
+ * Use `create(FunnelBodySchema)` to create a new message.
+ */
+export const FunnelBodySchema: GenMessage<FunnelBody> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 23);
+
+/**
+ * A step: a page view of a path (a * matches any run of characters), a
+ * custom event of a declared name, or a lead.
+ *
+ * @generated from message crm.stats.v1.FunnelStep
+ */
+export type FunnelStep = Message<"crm.stats.v1.FunnelStep"> & {
+  /**
+   * @generated from oneof crm.stats.v1.FunnelStep.match
+   */
+  match: {
+    /**
+     * @generated from field: string page = 1;
+     */
+    value: string;
+    case: "page";
+  } | {
+    /**
+     * @generated from field: string event = 2;
+     */
+    value: string;
+    case: "event";
+  } | {
+    /**
+     * @generated from field: bool lead = 3;
+     */
+    value: boolean;
+    case: "lead";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message crm.stats.v1.FunnelStep.
+ * Use `create(FunnelStepSchema)` to create a new message.
+ */
+export const FunnelStepSchema: GenMessage<FunnelStep> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 24);
+
+/**
+ * @generated from message crm.stats.v1.FunnelStepResult
+ */
+export type FunnelStepResult = Message<"crm.stats.v1.FunnelStepResult"> & {
+  /**
+   * @generated from field: crm.stats.v1.FunnelStep step = 1;
+   */
+  step?: FunnelStep | undefined;
+
+  /**
+   * @generated from field: int64 visitors = 2;
+   */
+  visitors: bigint;
+
+  /**
+   * @generated from field: int64 visits = 3;
+   */
+  visits: bigint;
+
+  /**
+   * Percent of the first step's visitors, one decimal.
+   *
+   * @generated from field: double conversion_rate = 4;
+   */
+  conversionRate: number;
+
+  /**
+   * The previous step's visitors minus this step's.
+   *
+   * @generated from field: int64 drop_off = 5;
+   */
+  dropOff: bigint;
+};
+
+/**
+ * Describes the message crm.stats.v1.FunnelStepResult.
+ * Use `create(FunnelStepResultSchema)` to create a new message.
+ */
+export const FunnelStepResultSchema: GenMessage<FunnelStepResult> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 25);
+
+/**
+ * @generated from message crm.stats.v1.FunnelResponse
+ */
+export type FunnelResponse = Message<"crm.stats.v1.FunnelResponse"> & {
+  /**
+   * @generated from field: repeated crm.stats.v1.FunnelStepResult steps = 1;
+   */
+  steps: FunnelStepResult[];
+
+  /**
+   * The zone and local days (first_day, last_day) of the range.
+   *
+   * @generated from field: crm.stats.v1.Meta meta = 2;
+   */
+  meta?: Meta | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.FunnelResponse.
+ * Use `create(FunnelResponseSchema)` to create a new message.
+ */
+export const FunnelResponseSchema: GenMessage<FunnelResponse> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 26);
 
 /**
  * @generated from enum crm.stats.v1.Metric
@@ -639,6 +1086,33 @@ export enum Dimension {
    * @generated from enum value: DIMENSION_EVENT_PAGE = 20;
    */
   EVENT_PAGE = 20,
+
+  /**
+   * @generated from enum value: DIMENSION_TIME_MINUTE = 21;
+   */
+  TIME_MINUTE = 21,
+
+  /**
+   * @generated from enum value: DIMENSION_VISIT_EXIT_PAGE = 22;
+   */
+  VISIT_EXIT_PAGE = 22,
+
+  /**
+   * @generated from enum value: DIMENSION_VISIT_REFERRER = 23;
+   */
+  VISIT_REFERRER = 23,
+
+  /**
+   * @generated from enum value: DIMENSION_VISIT_SCREEN = 24;
+   */
+  VISIT_SCREEN = 24,
+
+  /**
+   * event:props:KEY; the key travels beside it (QueryDimension).
+   *
+   * @generated from enum value: DIMENSION_EVENT_PROPS = 25;
+   */
+  EVENT_PROPS = 25,
 }
 
 /**
@@ -752,6 +1226,16 @@ export enum DateRangePreset {
    * @generated from enum value: DATE_RANGE_PRESET_ALL = 7;
    */
   ALL = 7,
+
+  /**
+   * @generated from enum value: DATE_RANGE_PRESET_LAST_30_MINUTES = 8;
+   */
+  LAST_30_MINUTES = 8,
+
+  /**
+   * @generated from enum value: DATE_RANGE_PRESET_LAST_5_MINUTES = 9;
+   */
+  LAST_5_MINUTES = 9,
 }
 
 /**
@@ -759,6 +1243,32 @@ export enum DateRangePreset {
  */
 export const DateRangePresetSchema: GenEnum<DateRangePreset> = /*@__PURE__*/
   enumDesc(file_crm_stats_v1_stats, 4);
+
+/**
+ * @generated from enum crm.stats.v1.ComparePreset
+ */
+export enum ComparePreset {
+  /**
+   * @generated from enum value: COMPARE_PRESET_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: COMPARE_PRESET_PREVIOUS_PERIOD = 1;
+   */
+  PREVIOUS_PERIOD = 1,
+
+  /**
+   * @generated from enum value: COMPARE_PRESET_YEAR_OVER_YEAR = 2;
+   */
+  YEAR_OVER_YEAR = 2,
+}
+
+/**
+ * Describes the enum crm.stats.v1.ComparePreset.
+ */
+export const ComparePresetSchema: GenEnum<ComparePreset> = /*@__PURE__*/
+  enumDesc(file_crm_stats_v1_stats, 5);
 
 /**
  * StatsService answers the reports query (POST /stats/v1/query on the
@@ -780,6 +1290,17 @@ export const StatsService: GenService<{
     methodKind: "unary";
     input: typeof QueryRequestSchema;
     output: typeof QueryResponseSchema;
+  },
+  /**
+   * The funnel (POST /stats/v1/funnel): visitors and visits reaching each of
+   * 2 to 8 ordered steps. Refusals as for Query.
+   *
+   * @generated from rpc crm.stats.v1.StatsService.Funnel
+   */
+  funnel: {
+    methodKind: "unary";
+    input: typeof FunnelRequestSchema;
+    output: typeof FunnelResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_stats_v1_stats, 0);

@@ -1,0 +1,119 @@
+/**
+ * The funnel from the stored rows: per visit, the earliest row matching step
+ * 1, then the earliest later row (by time, then storage order) matching step
+ * 2, and so on, so one row serves one step and a visit reaches step k when
+ * it holds rows matching steps 1 to k in that order. Taking the earliest
+ * match at each step reaches every step any other choice would. A step's
+ * visitors are the visitors of the rows that matched it.
+ */
+import type { Queryable } from "../../lib/db/mod.ts";
+import { and, instant, KIND, Params, visitFilters } from "./plan.ts";
+import type { Step } from "./funnel_query.ts";
+import type { FunnelPlan } from "./service.ts";
+import { referenceSources } from "./reference.ts";
+import type { StatsQuery } from "./query.ts";
+
+export interface FunnelAnswer {
+  /** Per step, in order: the distinct visitors and visits that reached it. */
+  steps: { visitors: number; visits: number }[];
+}
+
+/** A page pattern as a LIKE pattern: `*` any run, every other character itself. */
+export function likePattern(path: string): string {
+  return path.replace(/[\\%_]/g, (c) => `\\${c}`).replaceAll("*", "%");
+}
+
+function stepCondition(step: Step, params: Params): string {
+  if ("page" in step) {
+    return `kind = ${KIND.pageview} and page like ${params.add(likePattern(step.page))}::text`;
+  }
+  if ("event" in step) return `kind = ${KIND.event} and name = ${params.add(step.event)}::text`;
+  return `kind = ${KIND.lead}`;
+}
+
+/** The rows of the range (r) and, with visit: filters, the visits they keep (vf). */
+function sources(plan: FunnelPlan, params: Params): string {
+  const { query } = plan;
+  if (query.filters.length > 0) {
+    const stats = { includeBots: query.includeBots, filters: query.filters } as StatsQuery;
+    const reference = referenceSources(
+      { ...plan, query: stats, zone: "UTC", buckets: new Map() },
+      params,
+    );
+    return `${reference},
+      vf as (select visit_key from v where ${and(visitFilters(stats, params))})`;
+  }
+  const site = params.add(plan.siteId);
+  const from = instant(params, plan.startMs);
+  const to = instant(params, plan.endMs);
+  const rows = (table: string, alias: string, kind: number, extra: string, humans: string) =>
+    `select ${kind} as kind, ${alias}.received_at as at, ${alias}.seq, ${extra},
+            coalesce('s' || ${alias}.session_id, 'r' || ${alias}.seq) as visit_key,
+            coalesce('v' || ${alias}.visitor_id, 's' || ${alias}.session_id, 'r' || ${alias}.seq)
+              as visitor_key
+       from ${table} ${alias}
+      where ${alias}.site_id = ${site} and ${alias}.received_at >= ${from}
+        and ${alias}.received_at < ${to}${query.includeBots ? "" : humans}`;
+  return `r as (
+      ${
+    rows(
+      "ingest.page_views",
+      "p",
+      KIND.pageview,
+      "null::text as name, coalesce(p.page, ingest.url_path(p.url)) as page",
+      " and not p.bot",
+    )
+  }
+      union all
+      ${rows("ingest.events", "e", KIND.event, "e.name, null", " and e.bot is not true")}
+      union all
+      ${rows("ingest.leads", "l", KIND.lead, "null, null", "")}
+    )`;
+}
+
+export function funnelSql(plan: FunnelPlan, params: Params): string {
+  const { steps } = plan.query;
+  const conditions = steps.map((s) => stepCondition(s, params));
+  const keep = plan.query.filters.length > 0 ? " join vf using (visit_key)" : "";
+  const reached = steps.map((_, i) => {
+    const n = i + 1;
+    if (i === 0) {
+      return `f1 as (select distinct on (visit_key) visit_key, visitor_key, at, seq
+                       from m where s1 order by visit_key, at, seq)`;
+    }
+    return `f${n} as (select distinct on (m.visit_key) m.visit_key, m.visitor_key, m.at, m.seq
+                        from m join f${i} p using (visit_key)
+                       where m.s${n} and (m.at, m.seq) > (p.at, p.seq)
+                       order by m.visit_key, m.at, m.seq)`;
+  });
+  return `with ${sources(plan, params)},
+    m as (
+      select r.visit_key, r.visitor_key, r.at, r.seq,
+             ${conditions.map((c, i) => `coalesce(${c}, false) as s${i + 1}`).join(", ")}
+        from r${keep}
+       where ${conditions.map((c) => `(${c})`).join(" or ")}
+    ),
+    ${reached.join(",\n    ")}
+    ${
+    steps.map((_, i) =>
+      `select ${i + 1} as step, count(distinct visitor_key)::int as visitors,
+              count(*)::int as visits from f${i + 1}`
+    ).join("\nunion all\n")
+  }`;
+}
+
+/** The funnel from the stored rows. */
+export async function rowsFunnel(db: Queryable, plan: FunnelPlan): Promise<FunnelAnswer> {
+  const params = new Params();
+  const rows = await db.query<{ step: number; visitors: number; visits: number }>(
+    funnelSql(plan, params),
+    params.list,
+  );
+  const byStep = new Map(rows.map((r) => [Number(r.step), r]));
+  return {
+    steps: plan.query.steps.map((_, i) => ({
+      visitors: Number(byStep.get(i + 1)?.visitors ?? 0),
+      visits: Number(byStep.get(i + 1)?.visits ?? 0),
+    })),
+  };
+}

@@ -26,6 +26,7 @@ const SCHEMAS: [string, string, readonly Migration[]][] = [
 ];
 import {
   exportCommand,
+  historyCommand,
   retentionCommand,
   statsCommand,
   UsageError,
@@ -49,8 +50,10 @@ const USAGE = `usage: deno task admin <command>
                                            (and leads with --leads)
   retention run                            delete page views and events older than RETENTION_DAYS
   stats SITE_ID FILE                       print the answer of the reports query in FILE
-  stats rebuild SITE_ID                    recompute a site's report tables from its rows
-                                           and print what changed`;
+  stats rebuild SITE_ID                    recompute a site's visits from its rows
+                                           and print what changed
+  history import SITE_ID FILE              store the page views and events of FILE (NDJSON in
+                                           the exports' shape, with "kind"); prints the counts`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
 type Command = (
@@ -128,6 +131,7 @@ const commands: Record<string, Command> = {
   visitor: (clients, args) => visitorCommand(clients, args),
   retention: (clients, args, config) => retentionCommand(clients, args, config),
   stats: (clients, args, _config, io) => statsCommand(clients, args, io),
+  history: (clients, args, _config, io) => historyCommand(clients, args, io),
 };
 
 /**

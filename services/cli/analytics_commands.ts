@@ -186,3 +186,71 @@ export async function statsCommand(
   );
   return answerJson(answer);
 }
+
+/** Lines a history import sends per call; every call is one transaction when storing. */
+const HISTORY_CHUNK = 5_000;
+const HISTORY_TIMEOUT_MS = 10 * 60_000;
+
+/** The non-blank lines of a file with their numbers (from 1), read as a stream. */
+async function* linesOf(path: string): AsyncGenerator<{ text: string; number: number }> {
+  const file = await Deno.open(path);
+  let rest = "";
+  let number = 0;
+  for await (const chunk of file.readable.pipeThrough(new TextDecoderStream())) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop()!;
+    for (const text of parts) {
+      number++;
+      if (text.trim() !== "") yield { text, number };
+    }
+  }
+  number++;
+  if (rest.trim() !== "") yield { text: rest, number };
+}
+
+/**
+ * `history import SITE_ID FILE`: every line checked first (nothing is stored
+ * when one is refused), then stored a chunk a transaction; importing the
+ * same file again stores nothing twice, so an import stopped halfway is
+ * completed by running it again.
+ */
+export async function historyCommand(
+  clients: AdminClients,
+  args: string[],
+  io: CommandIo,
+): Promise<unknown> {
+  if (args[0] !== "import" || args.length !== 3) {
+    throw new UsageError("expected import SITE_ID FILE");
+  }
+  const [, siteId, file] = args;
+  const path = pathOf(io, file);
+  await Deno.stat(path).catch((e) => {
+    throw new UsageError(`cannot read ${file}: ${e.message}`);
+  });
+  const send = async (dryRun: boolean) => {
+    const total = { pageviews: 0, events: 0, skipped: 0 };
+    let chunk: { text: string; number: number }[] = [];
+    const flush = async () => {
+      if (chunk.length === 0 && (total.pageviews || total.events || total.skipped)) return;
+      const answer = await clients.ingest.importHistory({
+        siteId,
+        lines: chunk.map((l) => l.text),
+        firstLine: BigInt(chunk[0]?.number ?? 1),
+        lineNumbers: chunk.map((l) => BigInt(l.number)),
+        dryRun,
+      }, { timeoutMs: HISTORY_TIMEOUT_MS });
+      total.pageviews += Number(answer.pageviews);
+      total.events += Number(answer.events);
+      total.skipped += Number(answer.skipped);
+      chunk = [];
+    };
+    for await (const line of linesOf(path)) {
+      chunk.push(line);
+      if (chunk.length === HISTORY_CHUNK) await flush();
+    }
+    await flush();
+    return total;
+  };
+  await send(true);
+  return await send(false);
+}

@@ -13,7 +13,9 @@ import type { Bus } from "../lib/bus.ts";
 import { type ExportKind, exportPage } from "./exports.ts";
 import { deleteVisitor } from "./erase.ts";
 import { runRetention } from "./retention.ts";
-import { rebuildSite } from "./stats/derived.ts";
+import { rebuildSite } from "./stats/visits.ts";
+import { HistoryLineError, type HistoryRecord, parseHistoryLine, storeHistory } from "./history.ts";
+import { fieldProblem } from "../lib/errors.ts";
 import type { Partitions } from "./partitions.ts";
 
 export interface AdminDeps {
@@ -65,6 +67,41 @@ export function ingestAdminHandlers(
     }
   };
   return {
+    async importHistory({ siteId, lines, firstLine, dryRun, lineNumbers }) {
+      await requireSite(siteId);
+      const target = {
+        siteId,
+        types: new Map((await store.eventTypes(siteId)).map((t) => [t.name, t])),
+        nowMs: context.platform.clock.now(),
+      };
+      const records: HistoryRecord[] = [];
+      for (const [i, line] of lines.entries()) {
+        const number = Number(lineNumbers[i] ?? firstLine + BigInt(i));
+        try {
+          records.push(await parseHistoryLine(line, number, target));
+        } catch (error) {
+          if (!(error instanceof HistoryLineError)) throw error;
+          throw publicError(
+            Code.InvalidArgument,
+            "invalid_history",
+            fieldProblem(`line ${error.line}`, error.problem),
+          );
+        }
+      }
+      const counts = dryRun || records.length === 0
+        ? {
+          pageviews: records.filter((r) => r.item.kind === "view").length,
+          events: records.filter((r) => r.item.kind === "event").length,
+          skipped: 0,
+        }
+        : await storeHistory(db, records);
+      return {
+        pageviews: BigInt(counts.pageviews),
+        events: BigInt(counts.events),
+        skipped: BigInt(counts.skipped),
+      };
+    },
+
     exportEvents: (request) => page("events", request),
     exportPageViews: (request) => page("page_views", request),
     exportLeads: (request) => page("leads", request),

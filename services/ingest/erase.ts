@@ -5,7 +5,7 @@
  * session's visitor when stored, so they go too.
  */
 import type { Database, Queryable } from "../lib/db/mod.ts";
-import { beforeErase, recomputeErased } from "./stats/derived.ts";
+import { beforeErase, recomputeErased } from "./stats/visits.ts";
 
 async function count(tx: Queryable, sql: string, params: string[]): Promise<number> {
   const [row] = await tx.query<{ n: number }>(

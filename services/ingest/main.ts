@@ -23,14 +23,12 @@ import type { WriteItem, WriteResult } from "./rows.ts";
 import { writeGroup } from "./writer.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsHandlers } from "./stats/service.ts";
-import { derivedEngine } from "./stats/derived_engine.ts";
-import { buildAllPeriodSums } from "./stats/periods.ts";
-import { buildAllVisitorDays } from "./stats/returns.ts";
-import { buildAllPageDays } from "./stats/pages.ts";
+import { statsEngine } from "./stats/engine.ts";
+import { buildAllRollups } from "./stats/rollups.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
-/** How often the visit sums of periods that have ended, or changed since, are built. */
-const PERIOD_BUILD_MS = 60_000;
+/** How often the rollups of ended days and months, or stale ones, are built. */
+const ROLLUP_BUILD_MS = 60_000;
 /** Most items in one transaction, however many batches wait. */
 const MAX_ITEMS_PER_COMMIT = 5_000;
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
@@ -98,28 +96,17 @@ export function ingestService(platform: Platform): ServiceDefinition {
           log.debug("partitions", { error })
         );
       const timer = setInterval(ahead, PARTITION_CHECK_MS);
-      // The visit sums per local period (stats/periods.ts), the visitors by previous day
-      // (stats/returns.ts) and the page counts per UTC day (stats/pages.ts), one build at a
-      // time; queries are exact without them, only slower.
+      // The rollups of ended days and months (stats/rollups.ts), one round at a time; queries
+      // are exact without them, only slower.
       let building: Promise<void> | undefined;
       const stopBuilding = new AbortController();
-      const builders = [
-        ["period sums", buildAllPeriodSums],
-        ["visitors by previous day", buildAllVisitorDays],
-        ["page counts", buildAllPageDays],
-      ] as const;
-      const buildPeriods = () => {
-        const { signal } = stopBuilding;
-        building ??= (async () => {
-          for (const [name, build] of builders) {
-            // One failing builder leaves the others to run.
-            await build(context.db, platform.clock.now(), signal)
-              .catch((error) => log.warn(name, { error: String(error) }));
-          }
-        })().finally(() => (building = undefined));
+      const buildRollups = () => {
+        building ??= buildAllRollups(context.db, platform.clock.now(), stopBuilding.signal)
+          .then(() => {}, (error) => log.warn("rollups", { error: String(error) }))
+          .finally(() => (building = undefined));
       };
-      const periodTimer = platform.config.statsUpkeep
-        ? setInterval(buildPeriods, PERIOD_BUILD_MS)
+      const rollupTimer = platform.config.statsUpkeep
+        ? setInterval(buildRollups, ROLLUP_BUILD_MS)
         : undefined;
       return {
         routes(router) {
@@ -144,7 +131,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
           router.service(
             StatsService,
             statsHandlers({
-              engine: derivedEngine(context.db, {
+              engine: statsEngine(context.db, {
                 workMemMb: platform.config.statsWorkMemMb || undefined,
               }),
               site: (siteId) => store.statsSite(siteId),
@@ -154,7 +141,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
         },
         async close() {
           clearInterval(timer);
-          clearInterval(periodTimer);
+          clearInterval(rollupTimer);
           stopBuilding.abort(); // a build in progress stops after its current statement
           await building;
           types.close();

@@ -5,11 +5,11 @@
  * partition the cutoff falls in is deleted from row by row, and when the job
  * runs daily that is about one day of rows. Visitor profiles, sessions and
  * event ids past the cutoff are deleted in batches. The reports' derived
- * tables are then put in line with the rows left (stats/derived.ts).
+ * tables are then put in line with the rows left (stats/visits.ts).
  */
 import type { Database } from "../lib/db/mod.ts";
 import { listPartitions, type Partitions } from "./partitions.ts";
-import { afterRetention } from "./stats/derived.ts";
+import { afterRetention } from "./stats/visits.ts";
 
 export interface RetentionReport {
   retentionDays: number;

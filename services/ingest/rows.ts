@@ -43,9 +43,14 @@ export type EventRow = Omit<RowOf<typeof EVENTS.columns>, AttributionColumn | "p
 /** A lead as prepared; the writer adds its session's attribution. */
 export type LeadRow = Omit<RowOf<typeof LEADS.columns>, AttributionColumn>;
 
+/**
+ * What the writer stores. A row brought in by `history import` keeps what
+ * its record says: a page view its own attribution and whether its visitor
+ * was new (`given`), an event its attribution, instead of its session's.
+ */
 export type WriteItem =
-  | { kind: "view"; row: PageViewRow }
-  | { kind: "event"; row: EventRow }
+  | { kind: "view"; row: PageViewRow; given?: { newVisitor: boolean | null } }
+  | { kind: "event"; row: EventRow; attribution?: Attribution }
   | { kind: "lead"; row: LeadRow };
 
 export interface WriteResult {

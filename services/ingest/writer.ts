@@ -33,16 +33,7 @@ import {
   SESSIONS,
   VISITORS,
 } from "./tables.ts";
-import {
-  addCounters,
-  type CounterDelta,
-  counterDeltas,
-  insertLeadsWithUpkeep,
-  insertWithUpkeep,
-  rehomeSlices,
-  takeNotes,
-  UpkeepNotes,
-} from "./stats/derived.ts";
+import { insertWithUpkeep, recordChanges, VisitChanges } from "./stats/visits.ts";
 
 const key = (site: string, id: string) => `${site}\u0000${id}`;
 const json = (rows: unknown[]) => JSON.stringify(rows);
@@ -80,11 +71,11 @@ const INSERT_LEADS = insertFromJson(LEADS, { onConflict: "do nothing" });
 /**
  * The events' statement, one round trip for what took three: it claims the
  * ids ($2, sorted by key: concurrent writers lock alike) and inserts the
- * events ($1) whose id it won or that have none, keeps the reports' tables,
- * and marks the first event of a type (an import that drops the type then
+ * events ($1) whose id it won or that have none, keeps their visits, and
+ * marks the first event of a type (an import that drops the type then
  * archives it; once a type has one, that update matches no row and locks
  * nothing). It answers the ids won (`won`, a JSON array of [site, id]) and
- * the counter deltas.
+ * the visits' changes.
  */
 function eventsStatement(upkeep: boolean): string {
   const claimIds = `won as (${
@@ -110,6 +101,11 @@ function eventsStatement(upkeep: boolean): string {
 }
 const EVENTS_WITH_UPKEEP = eventsStatement(true);
 const EVENTS_WITHOUT_UPKEEP = eventsStatement(false);
+const PAGE_VIEWS_WITH_UPKEEP = insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, true);
+const leadsStatement = (upkeep: boolean) =>
+  insertWithUpkeep("lead", INSERT_LEADS, upkeep, { answer: "ins.id::text as id", from: "ins" });
+const LEADS_WITH_UPKEEP = leadsStatement(true);
+const LEADS_WITHOUT_UPKEEP = leadsStatement(false);
 
 /** What a page view, event or lead inherits from its session. */
 interface SessionInfo {
@@ -130,11 +126,25 @@ type SessionInfoRow = Pick<RowOf<typeof SESSIONS.columns>, typeof SESSION_INFO[n
 interface Indexed<T> {
   index: number;
   row: T;
+  /** What a record brought in by history import says of itself (rows.ts, WriteItem). */
+  given?: { newVisitor: boolean | null };
+  attribution?: Attribution;
+}
+
+/** What the steps of one group's write share. */
+interface GroupWrite {
+  tx: Queryable;
+  sessions: Map<string, SessionInfo>;
+  results: WriteResult[];
+  /** Keep the visits (false: only the ingest benchmark, to measure what the upkeep costs). */
+  upkeep: boolean;
+  /** What the statements changed, recorded at the end of the transaction. */
+  changes: VisitChanges;
 }
 
 /**
- * Writes the items; `upkeep` false leaves the reports' derived tables alone
- * (only the ingest benchmark does, to measure what their upkeep costs).
+ * Writes the items; `upkeep` false leaves the visits alone (only the ingest
+ * benchmark does, to measure what their upkeep costs).
  */
 export async function writeGroup(
   connection: Queryable,
@@ -151,27 +161,23 @@ export async function writeGroup(
   const events: Indexed<EventRow>[] = [];
   const leads: Indexed<LeadRow>[] = [];
   items.forEach((item, index) => {
-    if (item.kind === "view") views.push({ index, row: item.row });
-    else if (item.kind === "event") events.push({ index, row: item.row });
-    else leads.push({ index, row: item.row });
+    if (item.kind === "view") views.push({ index, row: item.row, given: item.given });
+    else if (item.kind === "event") {
+      events.push({ index, row: item.row, attribution: item.attribution });
+    } else leads.push({ index, row: item.row });
   });
 
   const newVisitor = await writeVisitors(tx, views);
   const sessions = await writeSessions(tx, views, [...events, ...leads].map((e) => e.row));
-  const deltas: CounterDelta[] = [];
-  // Visits whose attributes an earlier row changed (their older slices are updated after),
-  // the days the statements changed and the longest visits they saw.
-  const notes = new UpkeepNotes();
-  await writePageViews(tx, views, newVisitor, sessions, upkeep, deltas, notes);
+  const group: GroupWrite = { tx, sessions, results, upkeep, changes: new VisitChanges() };
+  await writePageViews(group, views, newVisitor);
   // Without upkeep nothing follows the events' statement in a group of events alone.
   const eventsLast = options.endsTransaction === true && !upkeep && views.length === 0 &&
     leads.length === 0;
-  await writeEvents(tx, events, sessions, results, upkeep, deltas, notes, eventsLast);
-  await writeLeads(tx, leads, sessions, results, upkeep, notes);
-  await rehomeSlices(tx, notes.rehomed);
-  // Last: the hot rows of the reports' counters and changed days are locked only until the
-  // commit that follows.
-  await addCounters(tx, deltas, notes, { last: options.endsTransaction });
+  await writeEvents(group, events, { last: eventsLast });
+  await writeLeads(group, leads);
+  // Last: today's hot row of changed days is locked only until the commit that follows.
+  await recordChanges(tx, group.changes, { last: options.endsTransaction });
   return results;
 }
 
@@ -345,33 +351,33 @@ function sessionOf(
 }
 
 async function writePageViews(
-  tx: Queryable,
+  group: GroupWrite,
   views: Indexed<PageViewRow>[],
   newVisitor: Map<number, boolean | null>,
-  sessions: Map<string, SessionInfo>,
-  upkeep: boolean,
-  deltas: CounterDelta[],
-  notes: UpkeepNotes,
 ): Promise<void> {
   if (views.length === 0) return;
+  const { sessions } = group;
   // No page: the insert works it out from the URL (tables.ts, pageColumn).
-  const rows: Omit<RowOf<typeof PAGE_VIEWS.columns>, "page">[] = views.map(({ index, row }) => {
-    // Every page view of a session carries the attribution of its first one.
-    const a = sessionOf(sessions, row.site_id, row.session_id)?.attribution ?? row.attribution;
-    const { attribution: _own, ...rest } = row;
-    return {
-      ...rest,
-      ...flatAttribution(a),
-      click_ids: a.click_ids,
-      new_visitor: newVisitor.get(index) ?? null,
-    };
-  });
-  deltas.push(
-    ...takeNotes(
-      await tx.query<CounterDelta>(insertWithUpkeep("pageview", INSERT_PAGE_VIEWS, upkeep), [
-        json(rows),
-      ]),
-      notes,
+  const rows: Omit<RowOf<typeof PAGE_VIEWS.columns>, "page">[] = views.map(
+    ({ index, row, given }) => {
+      // Every page view of a session carries the attribution of its first one (an imported
+      // page view keeps its own).
+      const a = given
+        ? row.attribution
+        : sessionOf(sessions, row.site_id, row.session_id)?.attribution ?? row.attribution;
+      const { attribution: _own, ...rest } = row;
+      return {
+        ...rest,
+        ...flatAttribution(a),
+        click_ids: a.click_ids,
+        new_visitor: given ? given.newVisitor : newVisitor.get(index) ?? null,
+      };
+    },
+  );
+  group.changes.take(
+    await group.tx.query<{ changes?: string | null }>(
+      group.upkeep ? PAGE_VIEWS_WITH_UPKEEP : INSERT_PAGE_VIEWS,
+      [json(rows)],
     ),
   );
 }
@@ -395,16 +401,12 @@ function inherit<
 }
 
 async function writeEvents(
-  tx: Queryable,
+  group: GroupWrite,
   events: Indexed<EventRow>[],
-  sessions: Map<string, SessionInfo>,
-  results: WriteResult[],
-  upkeep: boolean,
-  deltas: CounterDelta[],
-  notes: UpkeepNotes,
-  last = false,
+  options: { last: boolean },
 ): Promise<void> {
   if (events.length === 0) return;
+  const { sessions, results } = group;
   // An id seen earlier in this group is a duplicate of that item.
   const claims = new Map<string, Indexed<EventRow>>();
   for (const e of events) {
@@ -421,32 +423,26 @@ async function writeEvents(
     }))
     .sort(byKey((r) => r.event_id));
   const candidates = events.filter((e) => !results[e.index].duplicate);
-  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = candidates.map(({ row }) =>
-    inherit(row, sessions)
-  );
-  const answer = await tx.query<CounterDelta & { won: string | null }>(
-    upkeep ? EVENTS_WITH_UPKEEP : EVENTS_WITHOUT_UPKEEP,
-    [json(rows), json(proposed)],
-    { last },
+  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = candidates.map((
+    { row, attribution },
+  ) => attribution ? { ...row, ...flatAttribution(attribution) } : inherit(row, sessions));
+  const answer = group.changes.take(
+    await group.tx.query<{ won: string | null; changes?: string | null }>(
+      group.upkeep ? EVENTS_WITH_UPKEEP : EVENTS_WITHOUT_UPKEEP,
+      [json(rows), json(proposed)],
+      { last: options.last },
+    ),
   );
   const won = new Set(
     (JSON.parse(answer[0]?.won ?? "null") as [string, string][] | null ?? [])
       .map(([site, id]) => key(site, id)),
   );
   for (const [k, e] of claims) if (!won.has(k)) results[e.index].duplicate = true;
-  const changes = takeNotes(answer, notes).map(({ won: _, ...delta }) => delta);
-  deltas.push(...counterDeltas(changes));
 }
 
-async function writeLeads(
-  tx: Queryable,
-  leads: Indexed<LeadRow>[],
-  sessions: Map<string, SessionInfo>,
-  results: WriteResult[],
-  upkeep: boolean,
-  notes: UpkeepNotes,
-): Promise<void> {
+async function writeLeads(group: GroupWrite, leads: Indexed<LeadRow>[]): Promise<void> {
   if (leads.length === 0) return;
+  const { tx, sessions, results } = group;
   const claims = new Map<string, Indexed<LeadRow>>();
   const proposed: Indexed<LeadRow>[] = [];
   for (const l of leads) {
@@ -463,12 +459,11 @@ async function writeLeads(
   }
   const rows: RowOf<typeof LEADS.columns>[] = proposed.map(({ row }) => inherit(row, sessions))
     .sort(byKey((r) => r.lead_id ?? ""));
-  const added = takeNotes(
-    await tx.query<{ id: string; upkeep?: string | null }>(
-      insertLeadsWithUpkeep(INSERT_LEADS, "id::text as id", upkeep),
+  const added = group.changes.take(
+    await tx.query<{ id: string; changes?: string | null }>(
+      group.upkeep ? LEADS_WITH_UPKEEP : LEADS_WITHOUT_UPKEEP,
       [json(rows)],
     ),
-    notes,
   );
   const fresh = new Set(added.map((r) => r.id));
   const lost = proposed.filter((l) => !fresh.has(l.row.id));

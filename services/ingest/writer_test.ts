@@ -9,7 +9,7 @@ import { migrate } from "../lib/db/migrate.ts";
 import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
 import { Partitions } from "./partitions.ts";
 import { writeGroup } from "./writer.ts";
-import { generateVisits } from "./stats/generated.ts";
+import { generateVisits } from "../../test/helpers/generated_traffic.ts";
 
 describe.runIf(DATABASE_URL)("the writer on Postgres", () => {
   let fresh: FreshDatabase;
@@ -78,7 +78,7 @@ describe.runIf(DATABASE_URL)("the writer on Postgres", () => {
       (await fresh.db.query<{ n: number }>(
         "select count(*)::int as n from ingest.events where site_id = 'last'",
       ))[0].n;
-    // The events' statement is the last without upkeep; the counters' with it.
+    // The events' statement is the last without upkeep; the changes' with it.
     expect((await write(events.slice(0, half), false)).every((r) => !r.duplicate)).toBe(true);
     expect((await write(events.slice(half), true)).every((r) => !r.duplicate)).toBe(true);
     expect(await stored()).toBe(events.length);
@@ -88,9 +88,9 @@ describe.runIf(DATABASE_URL)("the writer on Postgres", () => {
     expect(again.slice(0, views.length).every((r) => !r.duplicate)).toBe(true);
     expect(await stored()).toBe(events.length);
     const [{ n }] = await fresh.db.query<{ n: number }>(
-      "select coalesce(sum(n), 0)::int as n from ingest.stat_counters where site_id = 'last' and kind = 2",
+      "select coalesce(sum(events), 0)::int as n from ingest.visits where site_id = 'last'",
     );
-    // Counted once: the half written with upkeep.
+    // Counted once in their visits: the half written with upkeep.
     expect(n).toBe(events.length - half);
   });
 });

@@ -1,10 +1,10 @@
 /**
- * The grouping every row-level engine shares: given two relations, `v` (one
- * row per visit with a row in the range: its key, its first row's time in
- * the range, its page views, events and duration there, and its visit:
- * attributes) and `r` (the rows in the range: kind, time, visit and visitor
- * keys, event name, page, value, currency), it answers the partial sums of
- * every group and of all rows in one statement.
+ * The grouping the row-level engines share. Given `r`, the rows in the range
+ * (kind, time, visit and visitor keys, event name, page, value, currency,
+ * properties), and `v`, one row per visit with a row in the range (its key,
+ * visitor key, the time of its first row in the range, its page views,
+ * events, leads and duration there, and its visit: attributes), it answers
+ * the partial sums of every group, and of all rows, in one statement.
  *
  * The rules it encodes: visit: filters keep or drop whole visits; event:
  * filters select rows, and visits and visitors are those of the selected
@@ -14,8 +14,11 @@
  * without the event: filters, and those of them who sent an event matching
  * every event:name filter.
  *
- * A query with no visit: dimension, filter or visit metric needs no visit:
- * then `r` alone (without visit_key) answers it (withVisits false).
+ * Three ways to group (Grouping): the rows joined to their visits; the rows
+ * alone, for a query that reads nothing of visits; or the visits alone, for
+ * one that needs no row's own time, name or page (each visit then brings its
+ * counts, and one line per visitor key it has: `extra` lines beyond the
+ * first count only as visitors).
  */
 import type { Queryable } from "../../lib/db/mod.ts";
 import {
@@ -27,71 +30,88 @@ import {
   eventFilters,
   filterCondition,
   type Group,
-  isTimeDimension,
-  isVisitDimension,
   KIND,
   levels,
   type Params,
   type Partials,
   type Plan,
   type Sums,
-  VISIT_COLUMN,
   visitFilters,
 } from "./plan.ts";
 import {
   type EventDimension,
+  isEventDimension,
   isPropsDimension,
+  isTimeDimension,
+  isVisitDimension,
   type MetricName,
-  type VisitDimension,
+  type StatsQuery,
 } from "./query.ts";
+import { visitColumn } from "./dimensions.ts";
 
 const VISIT_METRICS: MetricName[] = ["visits", "bounce_rate", "visit_duration", "views_per_visit"];
 
-export interface Needs {
-  visitors: boolean;
-  revenue: boolean;
-  visits: boolean;
-  conversion: boolean;
+export type Grouping = "rows" | "rows-alone" | "visits";
+
+/** Whether a query reads nothing of visits: no visit: dimension or filter. */
+export function rowsAlone(query: StatsQuery): boolean {
+  return !query.dimensions.some(isVisitDimension) &&
+    !query.filters.some((f) => isVisitDimension(f.dimension));
 }
 
-export function needsOf(metrics: readonly MetricName[]): Needs {
-  return {
-    visitors: metrics.includes("visitors"),
-    revenue: metrics.includes("revenue"),
-    visits: metrics.some((m) => VISIT_METRICS.includes(m)),
-    conversion: metrics.includes("conversion_rate"),
-  };
+/** Whether a query needs no row's own time, event name, page or value: visits alone answer it. */
+export function visitsAlone(query: StatsQuery): boolean {
+  return !query.dimensions.some((d) => isTimeDimension(d) || isEventDimension(d)) &&
+    !query.filters.some((f) => isEventDimension(f.dimension)) &&
+    !query.metrics.includes("revenue") && !query.metrics.includes("conversion_rate");
 }
 
-/** One line of the answer: which part, the group's values, four numbers, a currency. */
-export interface PartRow {
-  part: string;
-  d0: string | null;
-  d1: string | null;
-  d2: string | null;
-  n1: string | null;
-  n2: string | null;
-  n3: string | null;
-  n4: string | null;
-  cur: string | null;
-  [column: string]: unknown;
+/** The grouping a query can use with the relations an engine has. */
+export function groupingOf(query: StatsQuery): Grouping {
+  if (visitsAlone(query)) return "visits";
+  if (rowsAlone(query) && !query.metrics.some((m) => VISIT_METRICS.includes(m))) {
+    return "rows-alone";
+  }
+  return "rows";
 }
 
-/**
- * The statement over relations v and r (defined by `sources`, a list of CTEs
- * using `params`).
- */
+/** The answer's columns, each named for what it holds; a part fills those it computes. */
+const COLUMNS = [
+  "part",
+  "total",
+  "dim_1",
+  "dim_2",
+  "dim_3",
+  "pageviews",
+  "events",
+  "leads",
+  "visitors",
+  "currency",
+  "revenue",
+  "visits",
+  "bounces",
+  "duration_ms",
+  "visit_pageviews",
+  "reached",
+  "converted",
+] as const;
+type Column = typeof COLUMNS[number];
+
+export type PartRow = Record<Column, string | null>;
+
+function partSelect(values: Partial<Record<Column, string>>): string {
+  return COLUMNS.map((c) => `${values[c] ?? "null"}::text as ${c}`).join(", ");
+}
+
+/** The statement over the relations `sources` defines (a list of CTEs using `params`). */
 export function aggregateSql(
   plan: Plan,
   params: Params,
   sources: string,
-  withVisits = true,
+  grouping: Grouping,
 ): string {
   const { query } = plan;
-  const needs = needsOf(query.metrics);
-  if (!withVisits && (needs.visits || !rowsAlone(query))) {
-    throw new Error("a query about visits needs the visits relation");
-  }
+  const withVisits = grouping !== "rows-alone";
   const rowCols: string[] = [];
   const visitCols: string[] = [];
   const selects: string[] = [];
@@ -104,93 +124,129 @@ export function aggregateSql(
       visitCols.push(`vt${i}`);
     } else {
       const column = isVisitDimension(d)
-        ? `vf.${VISIT_COLUMN[d as VisitDimension]}`
+        ? `vf.${visitColumn(d)}`
         : eventColumn(d as EventDimension, params, "r.");
       selects.push(`${column} as g${i}`);
       rowCols.push(`g${i}`);
       visitCols.push(`g${i}`);
     }
   });
-  const selected = and(eventFilters(query, params));
+  const dims = (cols: string[]) => ({
+    dim_1: cols[0] ?? "null",
+    dim_2: cols[1] ?? "null",
+    dim_3: cols[2] ?? "null",
+  });
+  const groupBy = (cols: string[], extra: string[] = []) =>
+    [...cols, ...extra].length ? `group by ${[...cols, ...extra].join(", ")}` : "";
+  const metrics = query.metrics;
+  const revenue = metrics.includes("revenue");
+  const visits = metrics.some((m) => VISIT_METRICS.includes(m));
+  const conversion = metrics.includes("conversion_rate");
   const converts = () =>
     and(
       query.filters.filter((f) => f.dimension === "event:name")
         .map((f) => filterCondition(f, "name", params)),
     );
-  const dims = (cols: string[]) =>
-    [0, 1, 2].map((i) => `${i < cols.length ? `${cols[i]}::text` : "null::text"} as d${i}`)
-      .join(", ");
-  const groupBy = (cols: string[], extra: string[] = []) =>
-    [...cols, ...extra].length ? `group by ${[...cols, ...extra].join(", ")}` : "";
 
   const parts: string[] = [];
   for (const level of levels(query)) {
-    const rows = level === "g" ? rowCols : [];
-    const visits = level === "g" ? visitCols : [];
-    const tag = (p: string) => (level === "g" ? p : p.toUpperCase());
-    parts.push(
-      `select '${tag("r")}' as part, ${dims(rows)},
-         (count(*) filter (where kind = ${KIND.pageview}))::text as n1,
-         (count(*) filter (where kind = ${KIND.event}))::text as n2,
-         (count(*) filter (where kind = ${KIND.lead}))::text as n3,
-         ${needs.visitors ? "(count(distinct visitor_key))::text" : "null::text"} as n4,
-         null::text as cur
-       from sel ${groupBy(rows)}`,
-    );
-    if (needs.revenue) {
-      parts.push(
-        `select '${tag("m")}', ${dims(rows)}, (sum(value))::text, null, null, null, currency
-           from sel where kind = ${KIND.event} and value is not null and currency is not null
-           ${groupBy(rows, ["currency"])}`,
-      );
+    const grouped = level === "g";
+    const total = grouped ? "false" : "true";
+    if (grouping === "visits") {
+      const cols = grouped ? visitCols : [];
+      parts.push(`select ${
+        partSelect({
+          part: "'visits'",
+          total,
+          ...dims(cols),
+          pageviews: "sum(pv) filter (where not extra)",
+          events: "sum(ev) filter (where not extra)",
+          leads: "sum(ld) filter (where not extra)",
+          visitors: "count(distinct visitor_key)",
+          visits: "count(*) filter (where not extra)",
+          bounces: "count(*) filter (where pv = 1 and ev = 0 and not extra)",
+          duration_ms: "sum(dur_ms) filter (where not extra)",
+          visit_pageviews: "sum(pv) filter (where not extra)",
+        })
+      } from vs ${groupBy(cols)}`);
+      continue;
     }
-    if (needs.visits) {
-      const distinctCols = ["visit_key", ...visits, "pv", "ev", "dur_ms"].join(", ");
-      parts.push(
-        `select '${tag("v")}', ${dims(visits)}, (count(*))::text,
-           (count(*) filter (where pv = 1 and ev = 0))::text, (sum(dur_ms))::text, (sum(pv))::text,
-           null
-           from (select distinct ${distinctCols} from sel) as sv ${groupBy(visits)}`,
-      );
+    const rows = grouped ? rowCols : [];
+    parts.push(`select ${
+      partSelect({
+        part: "'rows'",
+        total,
+        ...dims(rows),
+        pageviews: `count(*) filter (where kind = ${KIND.pageview})`,
+        events: `count(*) filter (where kind = ${KIND.event})`,
+        leads: `count(*) filter (where kind = ${KIND.lead})`,
+        visitors: metrics.includes("visitors") ? "count(distinct visitor_key)" : undefined,
+      })
+    } from sel ${groupBy(rows)}`);
+    if (revenue) {
+      parts.push(`select ${
+        partSelect({
+          part: "'revenue'",
+          total,
+          ...dims(rows),
+          currency: "currency",
+          revenue: "sum(value)",
+        })
+      } from sel where kind = ${KIND.event} and value is not null and currency is not null
+        ${groupBy(rows, ["currency"])}`);
     }
-    if (needs.conversion) {
-      parts.push(
-        `select '${tag("c")}', ${dims(rows)}, (count(distinct visitor_key))::text,
-           (count(distinct visitor_key) filter (where kind = ${KIND.event} and ${converts()}))::text,
-           null, null, null
-           from fr ${groupBy(rows)}`,
-      );
+    if (visits) {
+      const cols = grouped ? visitCols : [];
+      const distinctCols = ["visit_key", ...cols, "pv", "ev", "dur_ms"].join(", ");
+      parts.push(`select ${
+        partSelect({
+          part: "'visits'",
+          total,
+          ...dims(cols),
+          visits: "count(*)",
+          bounces: "count(*) filter (where pv = 1 and ev = 0)",
+          duration_ms: "sum(dur_ms)",
+          visit_pageviews: "sum(pv)",
+        })
+      } from (select distinct ${distinctCols} from sel) as sv ${groupBy(cols)}`);
+    }
+    if (conversion) {
+      parts.push(`select ${
+        partSelect({
+          part: "'conversion'",
+          total,
+          ...dims(rows),
+          reached: "count(distinct visitor_key)",
+          converted:
+            `count(distinct visitor_key) filter (where kind = ${KIND.event} and ${converts()})`,
+        })
+      } from fr ${groupBy(rows)}`);
     }
   }
-  const selectedCte = `sel as (select * from fr where ${selected})`;
   const byProps = [...query.dimensions, ...query.filters.map((f) => f.dimension)].some(
     isPropsDimension,
   );
   const more = (byProps ? ", r.props" : "") + (selects.length ? ", " + selects.join(", ") : "");
-  if (!withVisits) {
+  const selected = `sel as (select * from fr where ${and(eventFilters(query, params))})`;
+  const filteredVisits = `vf as (select * from v where ${and(visitFilters(query, params))})`;
+  if (grouping === "visits") {
+    return `with ${sources}, ${filteredVisits},
+      vs as (select vf.*${selects.length ? ", " + selects.join(", ") : ""} from vf)
+      ${parts.join("\nunion all\n")}`;
+  }
+  if (grouping === "rows-alone") {
     return `with ${sources},
     fr as (select r.kind, r.at, r.visitor_key, r.name, r.page, r.value, r.currency${more} from r),
-    ${selectedCte}
+    ${selected}
   ${parts.join("\nunion all\n")}`;
   }
-  return `with ${sources},
-    vf as (select * from v where ${and(visitFilters(query, params))}),
+  return `with ${sources}, ${filteredVisits},
     fr as (
       select r.kind, r.at, r.visit_key, r.visitor_key, r.name, r.page, r.value, r.currency,
              vf.pv, vf.ev, vf.dur_ms${more}
         from r join vf using (visit_key)),
-    ${selectedCte}
+    ${selected}
   ${parts.join("\nunion all\n")}`;
-}
-
-/**
- * Whether a query reads nothing of visits: no visit: dimension or filter (its
- * metrics may still be visit metrics). Such a query's rows need no visit's
- * attributes, and with no visit metric, no visit at all (rowsSources).
- */
-export function rowsAlone(query: Plan["query"]): boolean {
-  return !query.dimensions.some(isVisitDimension) &&
-    !query.filters.some((f) => isVisitDimension(f.dimension));
 }
 
 const num = (text: string | null) => (text === null ? 0 : Number(text));
@@ -207,12 +263,12 @@ export function readParts(plan: Plan, rows: PartRow[]): Partials {
   const groups = new Map<string, Group>();
   const all = emptySums();
   const valueOf = (row: PartRow, i: number): string | null => {
-    const raw = [row.d0, row.d1, row.d2][i];
+    const raw = [row.dim_1, row.dim_2, row.dim_3][i];
     const timeLabels = labels[i];
     return timeLabels && raw !== null ? timeLabels[Number(raw)] : raw;
   };
   const sumsOf = (row: PartRow): Sums => {
-    if (row.part === row.part.toUpperCase()) return all;
+    if (row.total === "true") return all;
     const dims = query.dimensions.map((_, i) => valueOf(row, i));
     const key = JSON.stringify(dims);
     let group = groups.get(key);
@@ -220,23 +276,29 @@ export function readParts(plan: Plan, rows: PartRow[]): Partials {
     return group.sums;
   };
   for (const row of rows) {
-    const part = row.part.toLowerCase();
     const sums = sumsOf(row);
-    if (part === "r") {
-      sums.pageviews += num(row.n1);
-      sums.events += num(row.n2);
-      sums.leads += num(row.n3);
-      sums.visitors += num(row.n4);
-    } else if (part === "m") {
-      sums.revenue.set(row.cur!, (sums.revenue.get(row.cur!) ?? 0n) + BigInt(row.n1 ?? "0"));
-    } else if (part === "v") {
-      sums.visits += num(row.n1);
-      sums.bounces += num(row.n2);
-      sums.durationMs += num(row.n3);
-      sums.visitPageviews += num(row.n4);
-    } else if (part === "c") {
-      sums.reached += num(row.n1);
-      sums.converted += num(row.n2);
+    if (row.part === "rows") {
+      sums.pageviews += num(row.pageviews);
+      sums.events += num(row.events);
+      sums.leads += num(row.leads);
+      sums.visitors += num(row.visitors);
+    } else if (row.part === "revenue") {
+      sums.revenue.set(
+        row.currency!,
+        (sums.revenue.get(row.currency!) ?? 0n) + BigInt(row.revenue ?? "0"),
+      );
+    } else if (row.part === "visits") {
+      sums.visits += num(row.visits);
+      sums.bounces += num(row.bounces);
+      sums.durationMs += num(row.duration_ms);
+      sums.visitPageviews += num(row.visit_pageviews);
+      sums.pageviews += num(row.pageviews);
+      sums.events += num(row.events);
+      sums.leads += num(row.leads);
+      sums.visitors += num(row.visitors);
+    } else if (row.part === "conversion") {
+      sums.reached += num(row.reached);
+      sums.converted += num(row.converted);
     }
   }
   return { groups: [...groups.values()], all };
@@ -247,11 +309,10 @@ export async function runAggregate(
   db: Queryable,
   plan: Plan,
   params: Params,
-  sources: string,
-  withVisits = true,
+  options: { sources: string; grouping: Grouping },
 ): Promise<Partials> {
   const rows = await db.query<PartRow>(
-    aggregateSql(plan, params, sources, withVisits),
+    aggregateSql(plan, params, options.sources, options.grouping),
     params.list,
   );
   return readParts(plan, rows);

@@ -7,10 +7,9 @@
  * visitors are the visitors of the rows that matched it.
  */
 import type { Queryable } from "../../lib/db/mod.ts";
-import { and, instant, KIND, Params, visitFilters } from "./plan.ts";
+import { and, instant, KIND, Params, type Plan, visitFilters } from "./plan.ts";
 import type { Step } from "./funnel_query.ts";
 import type { FunnelPlan } from "./service.ts";
-import { referenceSources } from "./reference.ts";
 import type { StatsQuery } from "./query.ts";
 
 export interface FunnelAnswer {
@@ -31,18 +30,30 @@ function stepCondition(step: Step, params: Params): string {
   return `kind = ${KIND.lead}`;
 }
 
-/** The rows of the range (r) and, with visit: filters, the visits they keep (vf). */
-function sources(plan: FunnelPlan, params: Params): string {
+/**
+ * Where a funnel finds the visits its visit: filters keep: the CTEs defining
+ * `v` (one row per visit of the range with its attributes) for a plan.
+ */
+export type VisitsOf = (plan: Plan, params: Params) => string;
+
+/** The rows of the range (funnel_rows) and, with visit: filters, the visits they keep (vf). */
+function sources(plan: FunnelPlan, params: Params, visitsOf: VisitsOf): string {
   const { query } = plan;
-  if (query.filters.length > 0) {
-    const stats = { includeBots: query.includeBots, filters: query.filters } as StatsQuery;
-    const reference = referenceSources(
-      { ...plan, query: stats, zone: "UTC", buckets: new Map() },
-      params,
-    );
-    return `${reference},
-      vf as (select visit_key from v where ${and(visitFilters(stats, params))})`;
-  }
+  if (query.filters.length === 0) return rowsOf(plan, params);
+  const stats = { includeBots: query.includeBots, filters: query.filters, dimensions: [] };
+  const visits = visitsOf(
+    { ...plan, query: stats as unknown as StatsQuery, zone: "UTC", buckets: new Map() },
+    params,
+  );
+  return `${visits},
+      vf as (select distinct visit_key from v
+              where ${and(visitFilters(stats as unknown as StatsQuery, params))}),
+      ${rowsOf(plan, params)}`;
+}
+
+/** The CTE funnel_rows: the rows of the range with their visit and visitor keys, name and page. */
+function rowsOf(plan: FunnelPlan, params: Params): string {
+  const { query } = plan;
   const site = params.add(plan.siteId);
   const from = instant(params, plan.startMs);
   const to = instant(params, plan.endMs);
@@ -54,7 +65,7 @@ function sources(plan: FunnelPlan, params: Params): string {
        from ${table} ${alias}
       where ${alias}.site_id = ${site} and ${alias}.received_at >= ${from}
         and ${alias}.received_at < ${to}${query.includeBots ? "" : humans}`;
-  return `r as (
+  return `funnel_rows as (
       ${
     rows(
       "ingest.page_views",
@@ -71,7 +82,7 @@ function sources(plan: FunnelPlan, params: Params): string {
     )`;
 }
 
-export function funnelSql(plan: FunnelPlan, params: Params): string {
+export function funnelSql(plan: FunnelPlan, params: Params, visitsOf: VisitsOf): string {
   const { steps } = plan.query;
   const conditions = steps.map((s) => stepCondition(s, params));
   const keep = plan.query.filters.length > 0 ? " join vf using (visit_key)" : "";
@@ -86,11 +97,11 @@ export function funnelSql(plan: FunnelPlan, params: Params): string {
                        where m.s${n} and (m.at, m.seq) > (p.at, p.seq)
                        order by m.visit_key, m.at, m.seq)`;
   });
-  return `with ${sources(plan, params)},
+  return `with ${sources(plan, params, visitsOf)},
     m as (
       select r.visit_key, r.visitor_key, r.at, r.seq,
              ${conditions.map((c, i) => `coalesce(${c}, false) as s${i + 1}`).join(", ")}
-        from r${keep}
+        from funnel_rows r${keep}
        where ${conditions.map((c) => `(${c})`).join(" or ")}
     ),
     ${reached.join(",\n    ")}
@@ -102,11 +113,15 @@ export function funnelSql(plan: FunnelPlan, params: Params): string {
   }`;
 }
 
-/** The funnel from the stored rows. */
-export async function rowsFunnel(db: Queryable, plan: FunnelPlan): Promise<FunnelAnswer> {
+/** The funnel from the stored rows, the visits of its filters from `visitsOf`. */
+export async function funnelOf(
+  db: Queryable,
+  plan: FunnelPlan,
+  visitsOf: VisitsOf,
+): Promise<FunnelAnswer> {
   const params = new Params();
   const rows = await db.query<{ step: number; visitors: number; visits: number }>(
-    funnelSql(plan, params),
+    funnelSql(plan, params, visitsOf),
     params.list,
   );
   const byStep = new Map(rows.map((r) => [Number(r.step), r]));

@@ -7,17 +7,16 @@
  */
 import type { Param } from "../../lib/db/mod.ts";
 import type { Buckets } from "./calendar.ts";
+import { KIND, visitColumn } from "./dimensions.ts";
 import {
   type DimensionName,
   type EventDimension,
   type Filter,
   isEventDimension,
-  isTimeDimension,
   isVisitDimension,
   propertyKeyOf,
   type StatsQuery,
   type TimeDimension,
-  type VisitDimension,
 } from "./query.ts";
 
 export interface Plan {
@@ -108,132 +107,12 @@ export function textArray(values: readonly string[]): string {
 export const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * A stored page view's or event's page (event:page) under alias: the one its
- * insert stored, worked out from its URL for rows older than that column
- * (migrations.ts, 7).
- */
-export const rowPage = (alias: string) => `coalesce(${alias}.page, ingest.url_path(${alias}.url))`;
-
-/**
  * An instant as a typed parameter: parsed once when the statement is bound,
  * so the planner sees a constant. (`$1::text::timestamptz` is a stable cast
  * that a scan's filter evaluates again on every row: 150 ms more on 107,149
  * counters, measured 2026-11-23.)
  */
 export const instant = (params: Params, ms: number) => `${params.add(iso(ms))}::timestamptz`;
-
-/**
- * A visit attribute's value (SQL) as the period sums and the visitors by
- * previous day key it, beside the attribute's name: '' for none, '=' and the
- * value otherwise (all visits are attribute '*' with key '').
- */
-export const valueKey = (value: string) => `coalesce('=' || ${value}, '')`;
-
-/** One more column per key of attributeKeys and attributeSets: its own per attribute, or `all`. */
-export interface AttributeColumn {
-  column: string;
-  of: (attribute: string) => string;
-  all: string;
-}
-
-/**
- * The keys a row (alias) counts under, as a lateral relation k(attribute,
- * value_key): per attribute, its name and its value's key; ('*', '') for
- * all visits with `all`. With `also`, each key carries `also.column` too:
- * the row's `also.of(attribute)`, or `also.all` (alias. prefixed).
- */
-export function attributeKeys(
-  alias: string,
-  attributes: readonly string[],
-  all: boolean,
-  also?: AttributeColumn,
-): string {
-  const extra = (column: string) => also ? `, ${alias}.${column}` : "";
-  return `cross join lateral (values ${
-    [
-      ...attributes.map((a) => `('${a}', ${valueKey(`${alias}.${a}`)}${extra(also?.of(a) ?? "")})`),
-      ...(all ? [`('*', ''${extra(also?.all ?? "")})`] : []),
-    ].join(", ")
-  }) k(attribute, value_key${also ? `, ${also.column}` : ""})`;
-}
-
-/**
- * A GROUP BY over grouping sets, one per attribute of `attributes` (each with
- * `keys`) and with `all` one of `keys` alone, and the columns naming each
- * row's set as the period sums key it: `attribute` ('*' for all) and
- * `value_key`. One pass over the rows, where listing each row under every
- * key (attributeKeys) first made fifteen rows of each. With `also`, each
- * set groups by one more column of its own (`also.of(attribute)`, or
- * `also.all`), answered as `also.column`.
- */
-export function attributeSets(
-  keys: string,
-  attributes: readonly string[],
-  all: boolean,
-  also?: AttributeColumn,
-) {
-  const which = (then: (a: string) => string, otherwise: string) =>
-    attributes.length === 0
-      ? otherwise
-      : `case ${attributes.map((a) => `when grouping(${a}) = 0 then ${then(a)}`).join(" ")}
-              else ${otherwise} end`;
-  const extra = (a?: string) => also ? `, ${a === undefined ? also.all : also.of(a)}` : "";
-  return {
-    columns: `${which((a) => `'${a}'`, "'*'")} as attribute,
-              ${which((a) => valueKey(a), "''")} as value_key${
-      also ? `, ${which(also.of, also.all)} as ${also.column}` : ""
-    }`,
-    groupBy: `group by grouping sets (${
-      [
-        ...attributes.map((a) => `(${keys}, ${a}${extra(a)})`),
-        ...(all ? [`(${keys}${extra()})`] : []),
-      ].join(", ")
-    })`,
-  };
-}
-
-/** The value a key of valueKey stands for (SQL), null for none. */
-export const valueOfKey = (key: string) =>
-  `case when ${key} = '' then null else substr(${key}, 2) end`;
-
-/** The column of the visits relation that holds a visit: dimension. */
-export const VISIT_COLUMN: Record<VisitDimension, string> = {
-  "visit:channel": "channel",
-  "visit:source": "source",
-  "visit:utm_source": "utm_source",
-  "visit:utm_medium": "utm_medium",
-  "visit:utm_campaign": "utm_campaign",
-  "visit:utm_term": "utm_term",
-  "visit:utm_content": "utm_content",
-  "visit:ad_link": "ad_link",
-  "visit:entry_page": "entry_page",
-  "visit:country": "country",
-  "visit:device": "device",
-  "visit:browser": "browser",
-  "visit:os": "os",
-  "visit:visitor_type": "visitor_type",
-  "visit:exit_page": "exit_page",
-  "visit:referrer": "referrer",
-  "visit:screen": "screen",
-};
-
-/** The visit attributes the period sums and visitors by previous day keep. */
-export const VISIT_ATTRIBUTES: readonly string[] = [
-  "channel",
-  "source",
-  "utm_source",
-  "utm_medium",
-  "utm_campaign",
-  "utm_term",
-  "utm_content",
-  "ad_link",
-  "entry_page",
-  "country",
-  "device",
-  "browser",
-  "os",
-  "visitor_type",
-];
 
 /**
  * The column of the rows relation (alias.) that holds an event: dimension;
@@ -245,8 +124,7 @@ export function eventColumn(d: EventDimension, params: Params, alias = ""): stri
   return `(${alias}props ->> ${params.add(propertyKeyOf(d))}::text)`;
 }
 
-/** Row kinds as the engines write them. */
-export const KIND = { pageview: 1, event: 2, lead: 3 } as const;
+export { KIND };
 
 /**
  * A filter as a SQL condition on `column`. A null never matches a value, so
@@ -276,7 +154,7 @@ export function containsAny(column: string, values: readonly string[], params: P
 
 export function visitFilters(query: StatsQuery, params: Params, alias = ""): string[] {
   return query.filters.filter((f) => isVisitDimension(f.dimension)).map((f) =>
-    filterCondition(f, alias + VISIT_COLUMN[f.dimension as VisitDimension], params)
+    filterCondition(f, alias + visitColumn(f.dimension), params)
   );
 }
 
@@ -306,14 +184,4 @@ export function bucketParams(buckets: Buckets, params: Params): { starts: string
 export const bucketOf = (at: string, b: { starts: string; ids: string }) =>
   `(${b.ids})[width_bucket(${at}, ${b.starts})]`;
 
-export function dimensionKinds(query: StatsQuery) {
-  return {
-    time: query.dimensions.filter(isTimeDimension),
-    visit: query.dimensions.filter(isVisitDimension),
-    event: query.dimensions.filter(isEventDimension),
-    eventFiltered: query.filters.some((f) => isEventDimension(f.dimension)),
-  };
-}
-
 export type { DimensionName };
-export { isEventDimension, isTimeDimension, isVisitDimension };

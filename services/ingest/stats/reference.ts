@@ -12,25 +12,11 @@
  */
 import type { Queryable } from "../../lib/db/mod.ts";
 import { runAggregate } from "./aggregate.ts";
+import { FIRST_ROW_ATTRIBUTES, pageOf, visitKeyOf } from "./dimensions.ts";
 import type { StatsEngine } from "./service.ts";
 import { isPropsDimension } from "./query.ts";
-import { rowsFunnel } from "./funnel.ts";
-import {
-  containsAny,
-  instant,
-  iso,
-  KIND,
-  Params,
-  type Partials,
-  type Plan,
-  rowPage,
-} from "./plan.ts";
-
-/** The attribute columns of a row of each kind (page views carry them all). */
-const ATTRIBUTION = "channel, utm_source, utm_medium, utm_campaign, utm_term, utm_content, ad_link";
-const VIEW_ONLY = "url, referrer, screen, country, device, browser, os, new_visitor";
-const NO_VIEW_ONLY =
-  "null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::boolean";
+import { funnelOf } from "./funnel.ts";
+import { containsAny, instant, iso, KIND, Params, type Partials, type Plan } from "./plan.ts";
 
 /** The CTEs v and r of aggregate.ts, from the stored rows. */
 export function referenceSources(plan: Plan, params: Params): string {
@@ -40,21 +26,26 @@ export function referenceSources(plan: Plan, params: Params): string {
   const humansOnly = !plan.query.includeBots;
   const range = (alias: string) =>
     `${alias}.site_id = ${site} and ${alias}.received_at >= ${from} and ${alias}.received_at < ${to}`;
+  // A visit's first row by kind (page views first), time and storage order, each with the
+  // columns the declarations of the visit attributes read (dimensions.ts).
+  const rowsOf = (alias: string, sessions: string) =>
+    `select ${visitKeyOf(alias)} as visit_key, ${rowColumnsFor(alias)}
+       from ${sessions}`;
   return `
     raw as (
       select ${KIND.pageview} as kind, p.received_at as at, p.seq, p.visitor_id, p.session_id,
              p.url as page_url, null::text as name, null::bigint as value, null::text as currency,
-             null::json as props, ${ATTRIBUTION}, ${VIEW_ONLY}
+             null::json as props
         from ingest.page_views p
        where ${range("p")}${humansOnly ? " and not p.bot" : ""}
       union all
       select ${KIND.event}, e.received_at, e.seq, e.visitor_id, e.session_id, e.url, e.name,
-             e.value, e.currency, e.params, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
+             e.value, e.currency, e.params
         from ingest.events e
        where ${range("e")}${humansOnly ? " and e.bot is not true" : ""}
       union all
       select ${KIND.lead}, l.received_at, l.seq, l.visitor_id, l.session_id, null, null, null,
-             null, null, ${ATTRIBUTION}, ${NO_VIEW_ONLY}
+             null, null
         from ingest.leads l
        where ${range("l")}
     ),
@@ -66,41 +57,42 @@ export function referenceSources(plan: Plan, params: Params): string {
         from raw
     ),
     sessions as (select distinct session_id from raw where session_id is not null),
-    attribute_rows as (
-      select 's' || p.session_id as visit_key, ${KIND.pageview} as kind, p.received_at as at,
-             p.seq, ${ATTRIBUTION}, ${VIEW_ONLY}
-        from ingest.page_views p
-       where p.site_id = ${site} and p.session_id in (select session_id from sessions)
-      union all
-      select 's' || e.session_id, ${KIND.event}, e.received_at, e.seq, ${ATTRIBUTION},
-             ${NO_VIEW_ONLY}
-        from ingest.events e
-       where e.site_id = ${site} and e.session_id in (select session_id from sessions)
-      union all
-      select 's' || l.session_id, ${KIND.lead}, l.received_at, l.seq, ${ATTRIBUTION},
-             ${NO_VIEW_ONLY}
-        from ingest.leads l
-       where l.site_id = ${site} and l.session_id in (select session_id from sessions)
-      union all
-      select 'r' || seq, kind, at, seq, ${ATTRIBUTION}, page_url, referrer, screen, country,
-             device, browser, os, new_visitor
-        from raw where session_id is null
-    ),
     first_rows as (
-      select distinct on (visit_key) *
-        from attribute_rows
+      select distinct on (visit_key) * from (
+        ${
+    rowsOf(
+      "x",
+      `ingest.page_views x where x.site_id = ${site}
+          and x.session_id in (select session_id from sessions)`,
+    ).replace("select ", `select ${KIND.pageview} as kind, `)
+  }
+        union all
+        ${
+    otherRowsOf(
+      "ingest.events",
+      KIND.event,
+      `x.site_id = ${site} and x.session_id in (select session_id from sessions)`,
+    )
+  }
+        union all
+        ${
+    otherRowsOf(
+      "ingest.leads",
+      KIND.lead,
+      `x.site_id = ${site} and x.session_id in (select session_id from sessions)`,
+    )
+  }
+        union all
+        ${
+    rowsOf("x", `ingest.page_views x where ${range("x")} and x.session_id is null`)
+      .replace("select ", `select ${KIND.pageview} as kind, `)
+  }
+        union all
+        ${otherRowsOf("ingest.events", KIND.event, `${range("x")} and x.session_id is null`)}
+        union all
+        ${otherRowsOf("ingest.leads", KIND.lead, `${range("x")} and x.session_id is null`)}
+      ) a
        order by visit_key, kind <> ${KIND.pageview}, at, seq
-    ),
-    attributes as (
-      select visit_key, ${ATTRIBUTION},
-             case when kind = ${KIND.pageview} then ingest.url_path(url) end as entry_page,
-             coalesce(utm_source, ingest.referrer_source(referrer, url)) as source,
-             case when ingest.referrer_source(referrer, url) is not null then referrer end
-               as referrer,
-             ingest.screen_class(screen) as screen, country, device, browser, os,
-             case when new_visitor then 'new' when not new_visitor then 'returning' end
-               as visitor_type
-        from first_rows
     ),
     spans as (
       select visit_key, min(at) as first_at, max(at) as last_at,
@@ -113,11 +105,27 @@ export function referenceSources(plan: Plan, params: Params): string {
     v as (
       select s.visit_key, s.first_at, s.pv, s.ev,
              round(extract(epoch from s.last_at - s.first_at) * 1000)::bigint as dur_ms,
-             s.exit_page, a.channel, a.source, a.referrer, a.utm_source, a.utm_medium,
-             a.utm_campaign, a.utm_term, a.utm_content, a.ad_link, a.entry_page, a.screen,
-             a.country, a.device, a.browser, a.os, a.visitor_type
-        from spans s join attributes a using (visit_key)
+             s.exit_page, ${FIRST_ROW_ATTRIBUTES.map((a) => `f.${a.column}`).join(", ")}
+        from spans s join first_rows f using (visit_key)
     )`;
+}
+
+/** The columns a first row gives its visit: its kind, time, seq and each attribute's value. */
+function rowColumnsFor(alias: string): string {
+  return [
+    `${alias}.received_at as at`,
+    `${alias}.seq`,
+    ...FIRST_ROW_ATTRIBUTES.map((a) => `${a.fromPageView} as ${a.column}`),
+  ].join(", ");
+}
+
+/** The first-row columns of rows that are not page views (events, leads): the attribution only. */
+function otherRowsOf(table: string, kind: number, where: string): string {
+  return `select ${kind} as kind, ${visitKeyOf("x")} as visit_key, x.received_at as at, x.seq,
+           ${
+    FIRST_ROW_ATTRIBUTES.map((a) => `${a.fromOtherRow ?? "null::text"} as ${a.column}`).join(", ")
+  }
+      from ${table} x where ${where}`;
 }
 
 /**
@@ -137,7 +145,7 @@ export function rowsSources(plan: Plan, params: Params): string {
     `${alias}.site_id = ${site} and ${alias}.received_at >= ${from} and ${alias}.received_at < ${to}`;
   const byPage = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
     .includes("event:page");
-  const page = (alias: string) => byPage ? rowPage(alias) : "null::text";
+  const page = (alias: string) => byPage ? pageOf(alias) : "null::text";
   const byProps = [...plan.query.dimensions, ...plan.query.filters.map((f) => f.dimension)]
     .some(isPropsDimension);
   const byVisitor = plan.query.metrics.some((m) => m === "visitors" || m === "conversion_rate");
@@ -210,12 +218,18 @@ export function mayMatchPage(
 /** The partial sums of a query that reads nothing of visits, from the stored rows (rowsSources). */
 export function rowsPartials(db: Queryable, plan: Plan): Promise<Partials> {
   const params = new Params();
-  return runAggregate(db, plan, params, rowsSources(plan, params), false);
+  return runAggregate(db, plan, params, {
+    sources: rowsSources(plan, params),
+    grouping: "rows-alone",
+  });
 }
 
 export function referencePartials(db: Queryable, plan: Plan): Promise<Partials> {
   const params = new Params();
-  return runAggregate(db, plan, params, referenceSources(plan, params));
+  return runAggregate(db, plan, params, {
+    sources: referenceSources(plan, params),
+    grouping: "rows",
+  });
 }
 
 /** The reference engine: everything from the stored rows. */
@@ -241,7 +255,7 @@ export function referenceEngine(db: Queryable): StatsEngine {
       return { first: new Date(row.first).getTime(), last: new Date(row.last).getTime() };
     },
     partials: (plan) => referencePartials(db, plan),
-    funnel: (plan) => rowsFunnel(db, plan),
+    funnel: (plan) => funnelOf(db, plan, referenceSources),
   };
 }
 

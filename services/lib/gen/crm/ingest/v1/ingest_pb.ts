@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/ingest/v1/ingest.proto.
  */
 export const file_crm_ingest_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSKiAgoKSW5nZXN0SXRlbRIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEiwKCXBhZ2VfdmlldxgIIAEoCzIXLmNybS5pbmdlc3QudjEuUGFnZVZpZXdIABIlCgVldmVudBgJIAEoCzIULmNybS5pbmdlc3QudjEuRXZlbnRIABIjCgRsZWFkGAogASgLMhMuY3JtLmluZ2VzdC52MS5MZWFkSABCBgoEYm9keUoECAEQAkoECAcQCFIEa2luZFIJYm9keV9qc29uIlsKCVRleHRGaWVsZBILCgNrZXkYASABKAkSDgoEdGV4dBgCIAEoCUgAEigKBW90aGVyGAMgASgOMhcuY3JtLmluZ2VzdC52MS5Kc29uVHlwZUgAQgcKBXZhbHVlIl8KC051bWJlckZpZWxkEgsKA2tleRgBIAEoCRIQCgZudW1iZXIYAiABKAFIABIoCgVvdGhlchgDIAEoDjIXLmNybS5pbmdlc3QudjEuSnNvblR5cGVIAEIHCgV2YWx1ZSJ4CgtPYmplY3RGaWVsZBILCgNrZXkYASABKAkSKQoHbWVtYmVycxgCIAEoCzIWLmNybS5pbmdlc3QudjEuTWVtYmVyc0gAEigKBW90aGVyGAMgASgOMhcuY3JtLmluZ2VzdC52MS5Kc29uVHlwZUgAQgcKBXZhbHVlIjEKB01lbWJlcnMSJgoHbWVtYmVycxgBIAMoCzIVLmNybS5pbmdlc3QudjEuTWVtYmVyIj4KBk1lbWJlchILCgNrZXkYASABKAkSJwoFdmFsdWUYAiABKAsyGC5jcm0uaW5nZXN0LnYxLkpzb25WYWx1ZSKgAQoJSnNvblZhbHVlEjAKCm51bGxfdmFsdWUYASABKA4yGi5nb29nbGUucHJvdG9idWYuTnVsbFZhbHVlSAASFAoKYm9vbF92YWx1ZRgCIAEoCEgAEhYKDG51bWJlcl92YWx1ZRgDIAEoAUgAEhYKDHN0cmluZ192YWx1ZRgEIAEoCUgAEhMKCWpzb25fdGV4dBgFIAEoCUgAQgYKBGtpbmQi/gQKCFBhZ2VWaWV3EhAKA3VybBgBIAEoCUgAiAEBEhcKCnZpc2l0b3JfaWQYAiABKAlIAYgBARIXCgpzZXNzaW9uX2lkGAMgASgJSAKIAQESEgoFdGl0bGUYBCABKAlIA4gBARIVCghyZWZlcnJlchgFIAEoCUgEiAEBEhkKDHNjcmVlbl93aWR0aBgGIAEoAUgFiAEBEhoKDXNjcmVlbl9oZWlnaHQYByABKAFIBogBARIbCg52aWV3cG9ydF93aWR0aBgIIAEoAUgHiAEBEhwKD3ZpZXdwb3J0X2hlaWdodBgJIAEoAUgIiAEBEhgKC3BpeGVsX3JhdGlvGAogASgBSAmIAQESFQoIbGFuZ3VhZ2UYCyABKAlICogBARIWCgl0aW1lX3pvbmUYDCABKAlIC4gBARI6CgphZF9jb29raWVzGA0gAygLMiYuY3JtLmluZ2VzdC52MS5QYWdlVmlldy5BZENvb2tpZXNFbnRyeRIYCgtsYW5kaW5nX3VybBgOIAEoCUgMiAEBGjAKDkFkQ29va2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBgoEX3VybEINCgtfdmlzaXRvcl9pZEINCgtfc2Vzc2lvbl9pZEIICgZfdGl0bGVCCwoJX3JlZmVycmVyQg8KDV9zY3JlZW5fd2lkdGhCEAoOX3NjcmVlbl9oZWlnaHRCEQoPX3ZpZXdwb3J0X3dpZHRoQhIKEF92aWV3cG9ydF9oZWlnaHRCDgoMX3BpeGVsX3JhdGlvQgsKCV9sYW5ndWFnZUIMCgpfdGltZV96b25lQg4KDF9sYW5kaW5nX3VybCLhAgoFRXZlbnQSJgoEbmFtZRgBIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEioKCGV2ZW50X2lkGAIgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSLAoKdmlzaXRvcl9pZBgDIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiwKCnNlc3Npb25faWQYBCABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBIqCgZwYXJhbXMYBSABKAsyGi5jcm0uaW5nZXN0LnYxLk9iamVjdEZpZWxkEikKBXZhbHVlGAYgASgLMhouY3JtLmluZ2VzdC52MS5OdW1iZXJGaWVsZBIqCghjdXJyZW5jeRgHIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiUKA3VybBgIIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkIq0DCgRMZWFkEikKB2xlYWRfaWQYASABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBImCgRmb3JtGAIgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSJgoEbmFtZRgDIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEicKBWVtYWlsGAQgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSJwoFcGhvbmUYBSABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBIpCgdtZXNzYWdlGAYgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSKgoGZmllbGRzGAcgASgLMhouY3JtLmluZ2VzdC52MS5PYmplY3RGaWVsZBIsCgp2aXNpdG9yX2lkGAggASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSLAoKc2Vzc2lvbl9pZBgJIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiUKA3VybBgKIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkIjkKDUluZ2VzdFJlcXVlc3QSKAoFaXRlbXMYASADKAsyGS5jcm0uaW5nZXN0LnYxLkluZ2VzdEl0ZW0iegoKSXRlbVJlc3VsdBInCgdvdXRjb21lGAEgASgOMhYuY3JtLmluZ2VzdC52MS5PdXRjb21lEgwKBGNvZGUYAiABKAUSKQoFZXJyb3IYAyABKAsyGi5jcm0uY29tbW9uLnYxLkVycm9yRGV0YWlsEgoKAmlkGAQgASgJIjwKDkluZ2VzdFJlc3BvbnNlEioKB3Jlc3VsdHMYASADKAsyGS5jcm0uaW5nZXN0LnYxLkl0ZW1SZXN1bHQibQoTRXhwb3J0RXZlbnRzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQESDgoGY3Vyc29yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBUILCglfc2luY2VfbXMiUgoURXhwb3J0RXZlbnRzUmVzcG9uc2USJQoEcm93cxgBIAMoCzIXLmNybS5pbmdlc3QudjEuRXZlbnRSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkicAoWRXhwb3J0UGFnZVZpZXdzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQESDgoGY3Vyc29yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBUILCglfc2luY2VfbXMiWAoXRXhwb3J0UGFnZVZpZXdzUmVzcG9uc2USKAoEcm93cxgBIAMoCzIaLmNybS5pbmdlc3QudjEuUGFnZVZpZXdSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkibAoSRXhwb3J0TGVhZHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyJQChNFeHBvcnRMZWFkc1Jlc3BvbnNlEiQKBHJvd3MYASADKAsyFi5jcm0uaW5nZXN0LnYxLkxlYWRSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkiWwoLU3RvcmVkVmFsdWUSFgoMc3RyaW5nX3ZhbHVlGAEgASgJSAASFgoMbnVtYmVyX3ZhbHVlGAIgASgBSAASFAoKYm9vbF92YWx1ZRgDIAEoCEgAQgYKBGtpbmQiRgoMU3RvcmVkTWVtYmVyEgsKA2tleRgBIAEoCRIpCgV2YWx1ZRgCIAEoCzIaLmNybS5pbmdlc3QudjEuU3RvcmVkVmFsdWUimwIKC0F0dHJpYnV0aW9uEhQKB2NoYW5uZWwYASABKAlIAIgBARIXCgp1dG1fc291cmNlGAIgASgJSAGIAQESFwoKdXRtX21lZGl1bRgDIAEoCUgCiAEBEhkKDHV0bV9jYW1wYWlnbhgEIAEoCUgDiAEBEhUKCHV0bV90ZXJtGAUgASgJSASIAQESGAoLdXRtX2NvbnRlbnQYBiABKAlIBYgBARIUCgdhZF9saW5rGAcgASgJSAaIAQFCCgoIX2NoYW5uZWxCDQoLX3V0bV9zb3VyY2VCDQoLX3V0bV9tZWRpdW1CDwoNX3V0bV9jYW1wYWlnbkILCglfdXRtX3Rlcm1CDgoMX3V0bV9jb250ZW50QgoKCF9hZF9saW5rIp4DCghFdmVudFJvdxIMCgRuYW1lGAEgASgJEhUKCGV2ZW50X2lkGAIgASgJSACIAQESFwoKdmlzaXRvcl9pZBgDIAEoCUgBiAEBEhcKCnNlc3Npb25faWQYBCABKAlIAogBARIQCgN1cmwYBSABKAlIA4gBARIrCgZwYXJhbXMYBiADKAsyGy5jcm0uaW5nZXN0LnYxLlN0b3JlZE1lbWJlchISCgV2YWx1ZRgHIAEoA0gEiAEBEhUKCGN1cnJlbmN5GAggASgJSAWIAQESJQoGc291cmNlGAkgASgOMhUuY3JtLmluZ2VzdC52MS5Tb3VyY2USLwoLYXR0cmlidXRpb24YCiABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEi8KC3JlY2VpdmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEILCglfZXZlbnRfaWRCDQoLX3Zpc2l0b3JfaWRCDQoLX3Nlc3Npb25faWRCBgoEX3VybEIICgZfdmFsdWVCCwoJX2N1cnJlbmN5IvAGCgtQYWdlVmlld1JvdxIXCgp2aXNpdG9yX2lkGAEgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgCIAEoCUgBiAEBEgsKA3VybBgDIAEoCRISCgV0aXRsZRgEIAEoCUgCiAEBEhUKCHJlZmVycmVyGAUgASgJSAOIAQESLwoLYXR0cmlidXRpb24YBiABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEjsKCWNsaWNrX2lkcxgHIAMoCzIoLmNybS5pbmdlc3QudjEuUGFnZVZpZXdSb3cuQ2xpY2tJZHNFbnRyeRI9CgphZF9jb29raWVzGAggAygLMikuY3JtLmluZ2VzdC52MS5QYWdlVmlld1Jvdy5BZENvb2tpZXNFbnRyeRITCgZzY3JlZW4YCSABKAlIBIgBARIVCgh2aWV3cG9ydBgKIAEoCUgFiAEBEhgKC3BpeGVsX3JhdGlvGAsgASgBSAaIAQESFQoIbGFuZ3VhZ2UYDCABKAlIB4gBARIWCgl0aW1lX3pvbmUYDSABKAlICIgBARIUCgdjb3VudHJ5GA4gASgJSAmIAQESEwoGZGV2aWNlGA8gASgJSAqIAQESFAoHYnJvd3NlchgQIAEoCUgLiAEBEg8KAm9zGBEgASgJSAyIAQESGAoLbmV3X3Zpc2l0b3IYEiABKAhIDYgBARILCgNib3QYEyABKAgSDwoCaXAYFCABKAlIDogBARIvCgtyZWNlaXZlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNQ2xpY2tJZHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkFkQ29va2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX3Zpc2l0b3JfaWRCDQoLX3Nlc3Npb25faWRCCAoGX3RpdGxlQgsKCV9yZWZlcnJlckIJCgdfc2NyZWVuQgsKCV92aWV3cG9ydEIOCgxfcGl4ZWxfcmF0aW9CCwoJX2xhbmd1YWdlQgwKCl90aW1lX3pvbmVCCgoIX2NvdW50cnlCCQoHX2RldmljZUIKCghfYnJvd3NlckIFCgNfb3NCDgoMX25ld192aXNpdG9yQgUKA19pcCLtAwoHTGVhZFJvdxIKCgJpZBgBIAEoCRIUCgdsZWFkX2lkGAIgASgJSACIAQESJQoGc291cmNlGAMgASgOMhUuY3JtLmluZ2VzdC52MS5Tb3VyY2USEQoEZm9ybRgEIAEoCUgBiAEBEhEKBG5hbWUYBSABKAlIAogBARISCgVlbWFpbBgGIAEoCUgDiAEBEhIKBXBob25lGAcgASgJSASIAQESFAoHbWVzc2FnZRgIIAEoCUgFiAEBEisKBmZpZWxkcxgJIAMoCzIbLmNybS5pbmdlc3QudjEuU3RvcmVkTWVtYmVyEhcKCnZpc2l0b3JfaWQYCiABKAlIBogBARIXCgpzZXNzaW9uX2lkGAsgASgJSAeIAQESEAoDdXJsGAwgASgJSAiIAQESLwoLYXR0cmlidXRpb24YDSABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEi8KC3JlY2VpdmVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfbGVhZF9pZEIHCgVfZm9ybUIHCgVfbmFtZUIICgZfZW1haWxCCAoGX3Bob25lQgoKCF9tZXNzYWdlQg0KC192aXNpdG9yX2lkQg0KC19zZXNzaW9uX2lkQgYKBF91cmwiSgoURGVsZXRlVmlzaXRvclJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRISCgp2aXNpdG9yX2lkGAIgASgJEg0KBWxlYWRzGAMgASgIIosBChVEZWxldGVWaXNpdG9yUmVzcG9uc2USQgoHZGVsZXRlZBgBIAMoCzIxLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlc3BvbnNlLkRlbGV0ZWRFbnRyeRouCgxEZWxldGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJFChNSdW5SZXRlbnRpb25SZXF1ZXN0EhsKDnJldGVudGlvbl9kYXlzGAEgASgFSACIAQFCEQoPX3JldGVudGlvbl9kYXlzIvEBChRSdW5SZXRlbnRpb25SZXNwb25zZRIWCg5yZXRlbnRpb25fZGF5cxgBIAEoBRIRCgljdXRvZmZfbXMYAiABKAMSGgoSZHJvcHBlZF9wYXJ0aXRpb25zGAMgAygJEkoKDGRlbGV0ZWRfcm93cxgEIAMoCzI0LmNybS5pbmdlc3QudjEuUnVuUmV0ZW50aW9uUmVzcG9uc2UuRGVsZXRlZFJvd3NFbnRyeRISCgplbGFwc2VkX21zGAUgASgDGjIKEERlbGV0ZWRSb3dzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASImChNSZWJ1aWxkU3RhdHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiVAoSRGVyaXZlZFRhYmxlQ2hhbmdlEg0KBXRhYmxlGAEgASgJEg0KBWFkZGVkGAIgASgDEg8KB3JlbW92ZWQYAyABKAMSDwoHY2hhbmdlZBgEIAEoAyJuChRSZWJ1aWxkU3RhdHNSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEjEKBnRhYmxlcxgCIAMoCzIhLmNybS5pbmdlc3QudjEuRGVyaXZlZFRhYmxlQ2hhbmdlEhIKCmVsYXBzZWRfbXMYAyABKAMqRwoGU291cmNlEhYKElNPVVJDRV9VTlNQRUNJRklFRBAAEhIKDlNPVVJDRV9CUk9XU0VSEAESEQoNU09VUkNFX1NFUlZFUhACKqcBCghKc29uVHlwZRIZChVKU09OX1RZUEVfVU5TUEVDSUZJRUQQABISCg5KU09OX1RZUEVfTlVMTBABEhUKEUpTT05fVFlQRV9CT09MRUFOEAISFAoQSlNPTl9UWVBFX05VTUJFUhADEhQKEEpTT05fVFlQRV9TVFJJTkcQBBIUChBKU09OX1RZUEVfT0JKRUNUEAUSEwoPSlNPTl9UWVBFX0FSUkFZEAYqdwoHT3V0Y29tZRIXChNPVVRDT01FX1VOU1BFQ0lGSUVEEAASEgoOT1VUQ09NRV9TVE9SRUQQARIVChFPVVRDT01FX0RVUExJQ0FURRACEhMKD09VVENPTUVfRFJPUFBFRBADEhMKD09VVENPTUVfUkVGVVNFRBAEMlYKDUluZ2VzdFNlcnZpY2USRQoGSW5nZXN0EhwuY3JtLmluZ2VzdC52MS5Jbmdlc3RSZXF1ZXN0Gh0uY3JtLmluZ2VzdC52MS5Jbmdlc3RSZXNwb25zZTKzBAoSSW5nZXN0QWRtaW5TZXJ2aWNlElcKDEV4cG9ydEV2ZW50cxIiLmNybS5pbmdlc3QudjEuRXhwb3J0RXZlbnRzUmVxdWVzdBojLmNybS5pbmdlc3QudjEuRXhwb3J0RXZlbnRzUmVzcG9uc2USYAoPRXhwb3J0UGFnZVZpZXdzEiUuY3JtLmluZ2VzdC52MS5FeHBvcnRQYWdlVmlld3NSZXF1ZXN0GiYuY3JtLmluZ2VzdC52MS5FeHBvcnRQYWdlVmlld3NSZXNwb25zZRJUCgtFeHBvcnRMZWFkcxIhLmNybS5pbmdlc3QudjEuRXhwb3J0TGVhZHNSZXF1ZXN0GiIuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1Jlc3BvbnNlEloKDURlbGV0ZVZpc2l0b3ISIy5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXF1ZXN0GiQuY3JtLmluZ2VzdC52MS5EZWxldGVWaXNpdG9yUmVzcG9uc2USVwoMUnVuUmV0ZW50aW9uEiIuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXNwb25zZRJXCgxSZWJ1aWxkU3RhdHMSIi5jcm0uaW5nZXN0LnYxLlJlYnVpbGRTdGF0c1JlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJlYnVpbGRTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_crm_common_v1_error, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Chpjcm0vaW5nZXN0L3YxL2luZ2VzdC5wcm90bxINY3JtLmluZ2VzdC52MSKiAgoKSW5nZXN0SXRlbRIlCgZzb3VyY2UYAiABKA4yFS5jcm0uaW5nZXN0LnYxLlNvdXJjZRIPCgdzaXRlX2lkGAMgASgJEhYKDnJlY2VpdmVkX2F0X21zGAQgASgDEhEKCWNsaWVudF9pcBgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEiwKCXBhZ2VfdmlldxgIIAEoCzIXLmNybS5pbmdlc3QudjEuUGFnZVZpZXdIABIlCgVldmVudBgJIAEoCzIULmNybS5pbmdlc3QudjEuRXZlbnRIABIjCgRsZWFkGAogASgLMhMuY3JtLmluZ2VzdC52MS5MZWFkSABCBgoEYm9keUoECAEQAkoECAcQCFIEa2luZFIJYm9keV9qc29uIlsKCVRleHRGaWVsZBILCgNrZXkYASABKAkSDgoEdGV4dBgCIAEoCUgAEigKBW90aGVyGAMgASgOMhcuY3JtLmluZ2VzdC52MS5Kc29uVHlwZUgAQgcKBXZhbHVlIl8KC051bWJlckZpZWxkEgsKA2tleRgBIAEoCRIQCgZudW1iZXIYAiABKAFIABIoCgVvdGhlchgDIAEoDjIXLmNybS5pbmdlc3QudjEuSnNvblR5cGVIAEIHCgV2YWx1ZSJ4CgtPYmplY3RGaWVsZBILCgNrZXkYASABKAkSKQoHbWVtYmVycxgCIAEoCzIWLmNybS5pbmdlc3QudjEuTWVtYmVyc0gAEigKBW90aGVyGAMgASgOMhcuY3JtLmluZ2VzdC52MS5Kc29uVHlwZUgAQgcKBXZhbHVlIjEKB01lbWJlcnMSJgoHbWVtYmVycxgBIAMoCzIVLmNybS5pbmdlc3QudjEuTWVtYmVyIj4KBk1lbWJlchILCgNrZXkYASABKAkSJwoFdmFsdWUYAiABKAsyGC5jcm0uaW5nZXN0LnYxLkpzb25WYWx1ZSKgAQoJSnNvblZhbHVlEjAKCm51bGxfdmFsdWUYASABKA4yGi5nb29nbGUucHJvdG9idWYuTnVsbFZhbHVlSAASFAoKYm9vbF92YWx1ZRgCIAEoCEgAEhYKDG51bWJlcl92YWx1ZRgDIAEoAUgAEhYKDHN0cmluZ192YWx1ZRgEIAEoCUgAEhMKCWpzb25fdGV4dBgFIAEoCUgAQgYKBGtpbmQi/gQKCFBhZ2VWaWV3EhAKA3VybBgBIAEoCUgAiAEBEhcKCnZpc2l0b3JfaWQYAiABKAlIAYgBARIXCgpzZXNzaW9uX2lkGAMgASgJSAKIAQESEgoFdGl0bGUYBCABKAlIA4gBARIVCghyZWZlcnJlchgFIAEoCUgEiAEBEhkKDHNjcmVlbl93aWR0aBgGIAEoAUgFiAEBEhoKDXNjcmVlbl9oZWlnaHQYByABKAFIBogBARIbCg52aWV3cG9ydF93aWR0aBgIIAEoAUgHiAEBEhwKD3ZpZXdwb3J0X2hlaWdodBgJIAEoAUgIiAEBEhgKC3BpeGVsX3JhdGlvGAogASgBSAmIAQESFQoIbGFuZ3VhZ2UYCyABKAlICogBARIWCgl0aW1lX3pvbmUYDCABKAlIC4gBARI6CgphZF9jb29raWVzGA0gAygLMiYuY3JtLmluZ2VzdC52MS5QYWdlVmlldy5BZENvb2tpZXNFbnRyeRIYCgtsYW5kaW5nX3VybBgOIAEoCUgMiAEBGjAKDkFkQ29va2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBgoEX3VybEINCgtfdmlzaXRvcl9pZEINCgtfc2Vzc2lvbl9pZEIICgZfdGl0bGVCCwoJX3JlZmVycmVyQg8KDV9zY3JlZW5fd2lkdGhCEAoOX3NjcmVlbl9oZWlnaHRCEQoPX3ZpZXdwb3J0X3dpZHRoQhIKEF92aWV3cG9ydF9oZWlnaHRCDgoMX3BpeGVsX3JhdGlvQgsKCV9sYW5ndWFnZUIMCgpfdGltZV96b25lQg4KDF9sYW5kaW5nX3VybCLhAgoFRXZlbnQSJgoEbmFtZRgBIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEioKCGV2ZW50X2lkGAIgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSLAoKdmlzaXRvcl9pZBgDIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiwKCnNlc3Npb25faWQYBCABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBIqCgZwYXJhbXMYBSABKAsyGi5jcm0uaW5nZXN0LnYxLk9iamVjdEZpZWxkEikKBXZhbHVlGAYgASgLMhouY3JtLmluZ2VzdC52MS5OdW1iZXJGaWVsZBIqCghjdXJyZW5jeRgHIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiUKA3VybBgIIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkIq0DCgRMZWFkEikKB2xlYWRfaWQYASABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBImCgRmb3JtGAIgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSJgoEbmFtZRgDIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEicKBWVtYWlsGAQgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSJwoFcGhvbmUYBSABKAsyGC5jcm0uaW5nZXN0LnYxLlRleHRGaWVsZBIpCgdtZXNzYWdlGAYgASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSKgoGZmllbGRzGAcgASgLMhouY3JtLmluZ2VzdC52MS5PYmplY3RGaWVsZBIsCgp2aXNpdG9yX2lkGAggASgLMhguY3JtLmluZ2VzdC52MS5UZXh0RmllbGQSLAoKc2Vzc2lvbl9pZBgJIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkEiUKA3VybBgKIAEoCzIYLmNybS5pbmdlc3QudjEuVGV4dEZpZWxkIjkKDUluZ2VzdFJlcXVlc3QSKAoFaXRlbXMYASADKAsyGS5jcm0uaW5nZXN0LnYxLkluZ2VzdEl0ZW0iegoKSXRlbVJlc3VsdBInCgdvdXRjb21lGAEgASgOMhYuY3JtLmluZ2VzdC52MS5PdXRjb21lEgwKBGNvZGUYAiABKAUSKQoFZXJyb3IYAyABKAsyGi5jcm0uY29tbW9uLnYxLkVycm9yRGV0YWlsEgoKAmlkGAQgASgJIjwKDkluZ2VzdFJlc3BvbnNlEioKB3Jlc3VsdHMYASADKAsyGS5jcm0uaW5nZXN0LnYxLkl0ZW1SZXN1bHQicQoUSW1wb3J0SGlzdG9yeVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRINCgVsaW5lcxgCIAMoCRISCgpmaXJzdF9saW5lGAMgASgDEg8KB2RyeV9ydW4YBCABKAgSFAoMbGluZV9udW1iZXJzGAUgAygDIksKFUltcG9ydEhpc3RvcnlSZXNwb25zZRIRCglwYWdldmlld3MYASABKAMSDgoGZXZlbnRzGAIgASgDEg8KB3NraXBwZWQYAyABKAMibQoTRXhwb3J0RXZlbnRzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQESDgoGY3Vyc29yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBUILCglfc2luY2VfbXMiUgoURXhwb3J0RXZlbnRzUmVzcG9uc2USJQoEcm93cxgBIAMoCzIXLmNybS5pbmdlc3QudjEuRXZlbnRSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkicAoWRXhwb3J0UGFnZVZpZXdzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEhUKCHNpbmNlX21zGAIgASgDSACIAQESDgoGY3Vyc29yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBUILCglfc2luY2VfbXMiWAoXRXhwb3J0UGFnZVZpZXdzUmVzcG9uc2USKAoEcm93cxgBIAMoCzIaLmNybS5pbmdlc3QudjEuUGFnZVZpZXdSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkibAoSRXhwb3J0TGVhZHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSFQoIc2luY2VfbXMYAiABKANIAIgBARIOCgZjdXJzb3IYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFQgsKCV9zaW5jZV9tcyJQChNFeHBvcnRMZWFkc1Jlc3BvbnNlEiQKBHJvd3MYASADKAsyFi5jcm0uaW5nZXN0LnYxLkxlYWRSb3cSEwoLbmV4dF9jdXJzb3IYAiABKAkiWwoLU3RvcmVkVmFsdWUSFgoMc3RyaW5nX3ZhbHVlGAEgASgJSAASFgoMbnVtYmVyX3ZhbHVlGAIgASgBSAASFAoKYm9vbF92YWx1ZRgDIAEoCEgAQgYKBGtpbmQiRgoMU3RvcmVkTWVtYmVyEgsKA2tleRgBIAEoCRIpCgV2YWx1ZRgCIAEoCzIaLmNybS5pbmdlc3QudjEuU3RvcmVkVmFsdWUimwIKC0F0dHJpYnV0aW9uEhQKB2NoYW5uZWwYASABKAlIAIgBARIXCgp1dG1fc291cmNlGAIgASgJSAGIAQESFwoKdXRtX21lZGl1bRgDIAEoCUgCiAEBEhkKDHV0bV9jYW1wYWlnbhgEIAEoCUgDiAEBEhUKCHV0bV90ZXJtGAUgASgJSASIAQESGAoLdXRtX2NvbnRlbnQYBiABKAlIBYgBARIUCgdhZF9saW5rGAcgASgJSAaIAQFCCgoIX2NoYW5uZWxCDQoLX3V0bV9zb3VyY2VCDQoLX3V0bV9tZWRpdW1CDwoNX3V0bV9jYW1wYWlnbkILCglfdXRtX3Rlcm1CDgoMX3V0bV9jb250ZW50QgoKCF9hZF9saW5rIp4DCghFdmVudFJvdxIMCgRuYW1lGAEgASgJEhUKCGV2ZW50X2lkGAIgASgJSACIAQESFwoKdmlzaXRvcl9pZBgDIAEoCUgBiAEBEhcKCnNlc3Npb25faWQYBCABKAlIAogBARIQCgN1cmwYBSABKAlIA4gBARIrCgZwYXJhbXMYBiADKAsyGy5jcm0uaW5nZXN0LnYxLlN0b3JlZE1lbWJlchISCgV2YWx1ZRgHIAEoA0gEiAEBEhUKCGN1cnJlbmN5GAggASgJSAWIAQESJQoGc291cmNlGAkgASgOMhUuY3JtLmluZ2VzdC52MS5Tb3VyY2USLwoLYXR0cmlidXRpb24YCiABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEi8KC3JlY2VpdmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEILCglfZXZlbnRfaWRCDQoLX3Zpc2l0b3JfaWRCDQoLX3Nlc3Npb25faWRCBgoEX3VybEIICgZfdmFsdWVCCwoJX2N1cnJlbmN5IvAGCgtQYWdlVmlld1JvdxIXCgp2aXNpdG9yX2lkGAEgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgCIAEoCUgBiAEBEgsKA3VybBgDIAEoCRISCgV0aXRsZRgEIAEoCUgCiAEBEhUKCHJlZmVycmVyGAUgASgJSAOIAQESLwoLYXR0cmlidXRpb24YBiABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEjsKCWNsaWNrX2lkcxgHIAMoCzIoLmNybS5pbmdlc3QudjEuUGFnZVZpZXdSb3cuQ2xpY2tJZHNFbnRyeRI9CgphZF9jb29raWVzGAggAygLMikuY3JtLmluZ2VzdC52MS5QYWdlVmlld1Jvdy5BZENvb2tpZXNFbnRyeRITCgZzY3JlZW4YCSABKAlIBIgBARIVCgh2aWV3cG9ydBgKIAEoCUgFiAEBEhgKC3BpeGVsX3JhdGlvGAsgASgBSAaIAQESFQoIbGFuZ3VhZ2UYDCABKAlIB4gBARIWCgl0aW1lX3pvbmUYDSABKAlICIgBARIUCgdjb3VudHJ5GA4gASgJSAmIAQESEwoGZGV2aWNlGA8gASgJSAqIAQESFAoHYnJvd3NlchgQIAEoCUgLiAEBEg8KAm9zGBEgASgJSAyIAQESGAoLbmV3X3Zpc2l0b3IYEiABKAhIDYgBARILCgNib3QYEyABKAgSDwoCaXAYFCABKAlIDogBARIvCgtyZWNlaXZlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNQ2xpY2tJZHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkFkQ29va2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX3Zpc2l0b3JfaWRCDQoLX3Nlc3Npb25faWRCCAoGX3RpdGxlQgsKCV9yZWZlcnJlckIJCgdfc2NyZWVuQgsKCV92aWV3cG9ydEIOCgxfcGl4ZWxfcmF0aW9CCwoJX2xhbmd1YWdlQgwKCl90aW1lX3pvbmVCCgoIX2NvdW50cnlCCQoHX2RldmljZUIKCghfYnJvd3NlckIFCgNfb3NCDgoMX25ld192aXNpdG9yQgUKA19pcCLtAwoHTGVhZFJvdxIKCgJpZBgBIAEoCRIUCgdsZWFkX2lkGAIgASgJSACIAQESJQoGc291cmNlGAMgASgOMhUuY3JtLmluZ2VzdC52MS5Tb3VyY2USEQoEZm9ybRgEIAEoCUgBiAEBEhEKBG5hbWUYBSABKAlIAogBARISCgVlbWFpbBgGIAEoCUgDiAEBEhIKBXBob25lGAcgASgJSASIAQESFAoHbWVzc2FnZRgIIAEoCUgFiAEBEisKBmZpZWxkcxgJIAMoCzIbLmNybS5pbmdlc3QudjEuU3RvcmVkTWVtYmVyEhcKCnZpc2l0b3JfaWQYCiABKAlIBogBARIXCgpzZXNzaW9uX2lkGAsgASgJSAeIAQESEAoDdXJsGAwgASgJSAiIAQESLwoLYXR0cmlidXRpb24YDSABKAsyGi5jcm0uaW5nZXN0LnYxLkF0dHJpYnV0aW9uEi8KC3JlY2VpdmVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfbGVhZF9pZEIHCgVfZm9ybUIHCgVfbmFtZUIICgZfZW1haWxCCAoGX3Bob25lQgoKCF9tZXNzYWdlQg0KC192aXNpdG9yX2lkQg0KC19zZXNzaW9uX2lkQgYKBF91cmwiSgoURGVsZXRlVmlzaXRvclJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRISCgp2aXNpdG9yX2lkGAIgASgJEg0KBWxlYWRzGAMgASgIIosBChVEZWxldGVWaXNpdG9yUmVzcG9uc2USQgoHZGVsZXRlZBgBIAMoCzIxLmNybS5pbmdlc3QudjEuRGVsZXRlVmlzaXRvclJlc3BvbnNlLkRlbGV0ZWRFbnRyeRouCgxEZWxldGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJFChNSdW5SZXRlbnRpb25SZXF1ZXN0EhsKDnJldGVudGlvbl9kYXlzGAEgASgFSACIAQFCEQoPX3JldGVudGlvbl9kYXlzIvEBChRSdW5SZXRlbnRpb25SZXNwb25zZRIWCg5yZXRlbnRpb25fZGF5cxgBIAEoBRIRCgljdXRvZmZfbXMYAiABKAMSGgoSZHJvcHBlZF9wYXJ0aXRpb25zGAMgAygJEkoKDGRlbGV0ZWRfcm93cxgEIAMoCzI0LmNybS5pbmdlc3QudjEuUnVuUmV0ZW50aW9uUmVzcG9uc2UuRGVsZXRlZFJvd3NFbnRyeRISCgplbGFwc2VkX21zGAUgASgDGjIKEERlbGV0ZWRSb3dzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASImChNSZWJ1aWxkU3RhdHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiVAoSRGVyaXZlZFRhYmxlQ2hhbmdlEg0KBXRhYmxlGAEgASgJEg0KBWFkZGVkGAIgASgDEg8KB3JlbW92ZWQYAyABKAMSDwoHY2hhbmdlZBgEIAEoAyJuChRSZWJ1aWxkU3RhdHNSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEjEKBnRhYmxlcxgCIAMoCzIhLmNybS5pbmdlc3QudjEuRGVyaXZlZFRhYmxlQ2hhbmdlEhIKCmVsYXBzZWRfbXMYAyABKAMqRwoGU291cmNlEhYKElNPVVJDRV9VTlNQRUNJRklFRBAAEhIKDlNPVVJDRV9CUk9XU0VSEAESEQoNU09VUkNFX1NFUlZFUhACKqcBCghKc29uVHlwZRIZChVKU09OX1RZUEVfVU5TUEVDSUZJRUQQABISCg5KU09OX1RZUEVfTlVMTBABEhUKEUpTT05fVFlQRV9CT09MRUFOEAISFAoQSlNPTl9UWVBFX05VTUJFUhADEhQKEEpTT05fVFlQRV9TVFJJTkcQBBIUChBKU09OX1RZUEVfT0JKRUNUEAUSEwoPSlNPTl9UWVBFX0FSUkFZEAYqdwoHT3V0Y29tZRIXChNPVVRDT01FX1VOU1BFQ0lGSUVEEAASEgoOT1VUQ09NRV9TVE9SRUQQARIVChFPVVRDT01FX0RVUExJQ0FURRACEhMKD09VVENPTUVfRFJPUFBFRBADEhMKD09VVENPTUVfUkVGVVNFRBAEMlYKDUluZ2VzdFNlcnZpY2USRQoGSW5nZXN0EhwuY3JtLmluZ2VzdC52MS5Jbmdlc3RSZXF1ZXN0Gh0uY3JtLmluZ2VzdC52MS5Jbmdlc3RSZXNwb25zZTKPBQoSSW5nZXN0QWRtaW5TZXJ2aWNlElcKDEV4cG9ydEV2ZW50cxIiLmNybS5pbmdlc3QudjEuRXhwb3J0RXZlbnRzUmVxdWVzdBojLmNybS5pbmdlc3QudjEuRXhwb3J0RXZlbnRzUmVzcG9uc2USYAoPRXhwb3J0UGFnZVZpZXdzEiUuY3JtLmluZ2VzdC52MS5FeHBvcnRQYWdlVmlld3NSZXF1ZXN0GiYuY3JtLmluZ2VzdC52MS5FeHBvcnRQYWdlVmlld3NSZXNwb25zZRJUCgtFeHBvcnRMZWFkcxIhLmNybS5pbmdlc3QudjEuRXhwb3J0TGVhZHNSZXF1ZXN0GiIuY3JtLmluZ2VzdC52MS5FeHBvcnRMZWFkc1Jlc3BvbnNlEloKDURlbGV0ZVZpc2l0b3ISIy5jcm0uaW5nZXN0LnYxLkRlbGV0ZVZpc2l0b3JSZXF1ZXN0GiQuY3JtLmluZ2VzdC52MS5EZWxldGVWaXNpdG9yUmVzcG9uc2USVwoMUnVuUmV0ZW50aW9uEiIuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXF1ZXN0GiMuY3JtLmluZ2VzdC52MS5SdW5SZXRlbnRpb25SZXNwb25zZRJXCgxSZWJ1aWxkU3RhdHMSIi5jcm0uaW5nZXN0LnYxLlJlYnVpbGRTdGF0c1JlcXVlc3QaIy5jcm0uaW5nZXN0LnYxLlJlYnVpbGRTdGF0c1Jlc3BvbnNlEloKDUltcG9ydEhpc3RvcnkSIy5jcm0uaW5nZXN0LnYxLkltcG9ydEhpc3RvcnlSZXF1ZXN0GiQuY3JtLmluZ2VzdC52MS5JbXBvcnRIaXN0b3J5UmVzcG9uc2ViBnByb3RvMw", [file_crm_common_v1_error, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message crm.ingest.v1.IngestItem
@@ -604,6 +604,80 @@ export const IngestResponseSchema: GenMessage<IngestResponse> = /*@__PURE__*/
   messageDesc(file_crm_ingest_v1_ingest, 12);
 
 /**
+ * @generated from message crm.ingest.v1.ImportHistoryRequest
+ */
+export type ImportHistoryRequest = Message<"crm.ingest.v1.ImportHistoryRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * The lines of the file, in order; blank lines are left out.
+   *
+   * @generated from field: repeated string lines = 2;
+   */
+  lines: string[];
+
+  /**
+   * The file's number of lines[0], from 1, for the refusal.
+   *
+   * @generated from field: int64 first_line = 3;
+   */
+  firstLine: bigint;
+
+  /**
+   * Check the lines and store nothing.
+   *
+   * @generated from field: bool dry_run = 4;
+   */
+  dryRun: boolean;
+
+  /**
+   * Each line's number in the file, when the caller left blank lines out.
+   *
+   * @generated from field: repeated int64 line_numbers = 5;
+   */
+  lineNumbers: bigint[];
+};
+
+/**
+ * Describes the message crm.ingest.v1.ImportHistoryRequest.
+ * Use `create(ImportHistoryRequestSchema)` to create a new message.
+ */
+export const ImportHistoryRequestSchema: GenMessage<ImportHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 13);
+
+/**
+ * @generated from message crm.ingest.v1.ImportHistoryResponse
+ */
+export type ImportHistoryResponse = Message<"crm.ingest.v1.ImportHistoryResponse"> & {
+  /**
+   * @generated from field: int64 pageviews = 1;
+   */
+  pageviews: bigint;
+
+  /**
+   * @generated from field: int64 events = 2;
+   */
+  events: bigint;
+
+  /**
+   * Records already stored (an earlier import of the same records).
+   *
+   * @generated from field: int64 skipped = 3;
+   */
+  skipped: bigint;
+};
+
+/**
+ * Describes the message crm.ingest.v1.ImportHistoryResponse.
+ * Use `create(ImportHistoryResponseSchema)` to create a new message.
+ */
+export const ImportHistoryResponseSchema: GenMessage<ImportHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_crm_ingest_v1_ingest, 14);
+
+/**
  * @generated from message crm.ingest.v1.ExportEventsRequest
  */
 export type ExportEventsRequest = Message<"crm.ingest.v1.ExportEventsRequest"> & {
@@ -639,7 +713,7 @@ export type ExportEventsRequest = Message<"crm.ingest.v1.ExportEventsRequest"> &
  * Use `create(ExportEventsRequestSchema)` to create a new message.
  */
 export const ExportEventsRequestSchema: GenMessage<ExportEventsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 13);
+  messageDesc(file_crm_ingest_v1_ingest, 15);
 
 /**
  * @generated from message crm.ingest.v1.ExportEventsResponse
@@ -663,7 +737,7 @@ export type ExportEventsResponse = Message<"crm.ingest.v1.ExportEventsResponse">
  * Use `create(ExportEventsResponseSchema)` to create a new message.
  */
 export const ExportEventsResponseSchema: GenMessage<ExportEventsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 14);
+  messageDesc(file_crm_ingest_v1_ingest, 16);
 
 /**
  * @generated from message crm.ingest.v1.ExportPageViewsRequest
@@ -701,7 +775,7 @@ export type ExportPageViewsRequest = Message<"crm.ingest.v1.ExportPageViewsReque
  * Use `create(ExportPageViewsRequestSchema)` to create a new message.
  */
 export const ExportPageViewsRequestSchema: GenMessage<ExportPageViewsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 15);
+  messageDesc(file_crm_ingest_v1_ingest, 17);
 
 /**
  * @generated from message crm.ingest.v1.ExportPageViewsResponse
@@ -725,7 +799,7 @@ export type ExportPageViewsResponse = Message<"crm.ingest.v1.ExportPageViewsResp
  * Use `create(ExportPageViewsResponseSchema)` to create a new message.
  */
 export const ExportPageViewsResponseSchema: GenMessage<ExportPageViewsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 16);
+  messageDesc(file_crm_ingest_v1_ingest, 18);
 
 /**
  * @generated from message crm.ingest.v1.ExportLeadsRequest
@@ -763,7 +837,7 @@ export type ExportLeadsRequest = Message<"crm.ingest.v1.ExportLeadsRequest"> & {
  * Use `create(ExportLeadsRequestSchema)` to create a new message.
  */
 export const ExportLeadsRequestSchema: GenMessage<ExportLeadsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 17);
+  messageDesc(file_crm_ingest_v1_ingest, 19);
 
 /**
  * @generated from message crm.ingest.v1.ExportLeadsResponse
@@ -787,7 +861,7 @@ export type ExportLeadsResponse = Message<"crm.ingest.v1.ExportLeadsResponse"> &
  * Use `create(ExportLeadsResponseSchema)` to create a new message.
  */
 export const ExportLeadsResponseSchema: GenMessage<ExportLeadsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 18);
+  messageDesc(file_crm_ingest_v1_ingest, 20);
 
 /**
  * A stored event parameter or lead field.
@@ -824,7 +898,7 @@ export type StoredValue = Message<"crm.ingest.v1.StoredValue"> & {
  * Use `create(StoredValueSchema)` to create a new message.
  */
 export const StoredValueSchema: GenMessage<StoredValue> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 19);
+  messageDesc(file_crm_ingest_v1_ingest, 21);
 
 /**
  * @generated from message crm.ingest.v1.StoredMember
@@ -846,7 +920,7 @@ export type StoredMember = Message<"crm.ingest.v1.StoredMember"> & {
  * Use `create(StoredMemberSchema)` to create a new message.
  */
 export const StoredMemberSchema: GenMessage<StoredMember> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 20);
+  messageDesc(file_crm_ingest_v1_ingest, 22);
 
 /**
  * Where a visit came from, as stored with a row (a session keeps that of its
@@ -900,7 +974,7 @@ export type Attribution = Message<"crm.ingest.v1.Attribution"> & {
  * Use `create(AttributionSchema)` to create a new message.
  */
 export const AttributionSchema: GenMessage<Attribution> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 21);
+  messageDesc(file_crm_ingest_v1_ingest, 23);
 
 /**
  * A stored custom event. `admin events export` prints each as one JSON
@@ -974,7 +1048,7 @@ export type EventRow = Message<"crm.ingest.v1.EventRow"> & {
  * Use `create(EventRowSchema)` to create a new message.
  */
 export const EventRowSchema: GenMessage<EventRow> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 22);
+  messageDesc(file_crm_ingest_v1_ingest, 24);
 
 /**
  * A stored page view; see EventRow.
@@ -1099,7 +1173,7 @@ export type PageViewRow = Message<"crm.ingest.v1.PageViewRow"> & {
  * Use `create(PageViewRowSchema)` to create a new message.
  */
 export const PageViewRowSchema: GenMessage<PageViewRow> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 23);
+  messageDesc(file_crm_ingest_v1_ingest, 25);
 
 /**
  * A stored lead; see EventRow.
@@ -1183,7 +1257,7 @@ export type LeadRow = Message<"crm.ingest.v1.LeadRow"> & {
  * Use `create(LeadRowSchema)` to create a new message.
  */
 export const LeadRowSchema: GenMessage<LeadRow> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 24);
+  messageDesc(file_crm_ingest_v1_ingest, 26);
 
 /**
  * @generated from message crm.ingest.v1.DeleteVisitorRequest
@@ -1212,7 +1286,7 @@ export type DeleteVisitorRequest = Message<"crm.ingest.v1.DeleteVisitorRequest">
  * Use `create(DeleteVisitorRequestSchema)` to create a new message.
  */
 export const DeleteVisitorRequestSchema: GenMessage<DeleteVisitorRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 25);
+  messageDesc(file_crm_ingest_v1_ingest, 27);
 
 /**
  * @generated from message crm.ingest.v1.DeleteVisitorResponse
@@ -1231,7 +1305,7 @@ export type DeleteVisitorResponse = Message<"crm.ingest.v1.DeleteVisitorResponse
  * Use `create(DeleteVisitorResponseSchema)` to create a new message.
  */
 export const DeleteVisitorResponseSchema: GenMessage<DeleteVisitorResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 26);
+  messageDesc(file_crm_ingest_v1_ingest, 28);
 
 /**
  * @generated from message crm.ingest.v1.RunRetentionRequest
@@ -1250,7 +1324,7 @@ export type RunRetentionRequest = Message<"crm.ingest.v1.RunRetentionRequest"> &
  * Use `create(RunRetentionRequestSchema)` to create a new message.
  */
 export const RunRetentionRequestSchema: GenMessage<RunRetentionRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 27);
+  messageDesc(file_crm_ingest_v1_ingest, 29);
 
 /**
  * @generated from message crm.ingest.v1.RunRetentionResponse
@@ -1293,7 +1367,7 @@ export type RunRetentionResponse = Message<"crm.ingest.v1.RunRetentionResponse">
  * Use `create(RunRetentionResponseSchema)` to create a new message.
  */
 export const RunRetentionResponseSchema: GenMessage<RunRetentionResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 28);
+  messageDesc(file_crm_ingest_v1_ingest, 30);
 
 /**
  * @generated from message crm.ingest.v1.RebuildStatsRequest
@@ -1310,7 +1384,7 @@ export type RebuildStatsRequest = Message<"crm.ingest.v1.RebuildStatsRequest"> &
  * Use `create(RebuildStatsRequestSchema)` to create a new message.
  */
 export const RebuildStatsRequestSchema: GenMessage<RebuildStatsRequest> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 29);
+  messageDesc(file_crm_ingest_v1_ingest, 31);
 
 /**
  * What a rebuild changed in one derived table, in rows.
@@ -1352,7 +1426,7 @@ export type DerivedTableChange = Message<"crm.ingest.v1.DerivedTableChange"> & {
  * Use `create(DerivedTableChangeSchema)` to create a new message.
  */
 export const DerivedTableChangeSchema: GenMessage<DerivedTableChange> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 30);
+  messageDesc(file_crm_ingest_v1_ingest, 32);
 
 /**
  * @generated from message crm.ingest.v1.RebuildStatsResponse
@@ -1379,7 +1453,7 @@ export type RebuildStatsResponse = Message<"crm.ingest.v1.RebuildStatsResponse">
  * Use `create(RebuildStatsResponseSchema)` to create a new message.
  */
 export const RebuildStatsResponseSchema: GenMessage<RebuildStatsResponse> = /*@__PURE__*/
-  messageDesc(file_crm_ingest_v1_ingest, 31);
+  messageDesc(file_crm_ingest_v1_ingest, 33);
 
 /**
  * @generated from enum crm.ingest.v1.Source
@@ -1583,9 +1657,9 @@ export const IngestAdminService: GenService<{
     output: typeof RunRetentionResponseSchema;
   },
   /**
-   * Recomputes a site's derived report tables (counters, visit slices,
-   * visits) from its stored rows, writes only what differs, and says what
-   * changed. Refusals: site_not_found.
+   * Recomputes a site's visits from its stored rows, writes only what
+   * differs, and says what changed (its rollups are then built again).
+   * Refusals: site_not_found.
    *
    * @generated from rpc crm.ingest.v1.IngestAdminService.RebuildStats
    */
@@ -1593,6 +1667,19 @@ export const IngestAdminService: GenService<{
     methodKind: "unary";
     input: typeof RebuildStatsRequestSchema;
     output: typeof RebuildStatsResponseSchema;
+  },
+  /**
+   * Part of a file of `history import`: page views and events in the
+   * exports' shape, one JSON object a line with "kind". Every line is checked
+   * by the live routes' rules; with dry_run nothing is stored. Refusals:
+   * site_not_found, invalid_history (FieldProblem: "line N" and the problem).
+   *
+   * @generated from rpc crm.ingest.v1.IngestAdminService.ImportHistory
+   */
+  importHistory: {
+    methodKind: "unary";
+    input: typeof ImportHistoryRequestSchema;
+    output: typeof ImportHistoryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_ingest_v1_ingest, 1);

@@ -6,26 +6,39 @@
  * Visits start anywhere in a time span and last up to ~40 minutes, so they
  * cross 15-minute buckets, hours and local midnights.
  */
-import type { EventRow, LeadRow, PageViewRow, WriteItem } from "../rows.ts";
-import { NO_ATTRIBUTION } from "../rows.ts";
-import { seededRandom } from "../../lib/random.ts";
+import type { EventRow, LeadRow, PageViewRow, WriteItem } from "../../services/ingest/rows.ts";
+import { NO_ATTRIBUTION } from "../../services/ingest/rows.ts";
+import { seededRandom } from "../../services/lib/random.ts";
 
 const PAGES = ["/", "/pricing", "/blog/a", "/blog/b", "/docs/start", "/contact"];
 const CHANNELS = [
   { channel: "organic_search", referrer: "https://www.google.com/", utm: null },
   { channel: "direct", referrer: null, utm: null },
   { channel: "social", referrer: "https://www.instagram.com/", utm: null },
+  { channel: "referral", referrer: "https://news.example/story?id=7", utm: null },
   { channel: "email", referrer: null, utm: ["news", "email", "spring"] },
   { channel: "paid_search", referrer: null, utm: ["google", "cpc", "brand"] },
 ] as const;
 const COUNTRIES = ["DE", "NP", "US", "AU", null];
 const DEVICES = ["desktop", "mobile", "tablet"];
 const BROWSERS = ["Chrome", "Safari", "Firefox"];
+const SCREENS = ["390x844", "820x1180", "1280x800", "1920x1080", null];
 const EVENTS = [
   { name: "signup", value: null, currency: null },
   { name: "purchase", value: 2500, currency: "USD" },
   { name: "purchase", value: 1200, currency: "EUR" },
   { name: "download", value: null, currency: null },
+];
+const PLANS = ["free", "pro", "team"];
+
+/** The event types the traffic's events and their parameters belong to (for a manifest). */
+export const TRAFFIC_EVENT_TYPES = [
+  {
+    name: "signup",
+    params: [{ key: "plan", type: "string" }, { key: "seats", type: "number" }],
+  },
+  { name: "purchase", params: [{ key: "plan", type: "string" }] },
+  { name: "download", params: [{ key: "ok", type: "boolean" }] },
 ];
 
 export interface TrafficOptions {
@@ -72,6 +85,7 @@ export function* generateVisits(options: TrafficOptions): Generator<WriteItem[]>
     const country = pick(COUNTRIES);
     const device = pick(DEVICES);
     const browser = pick(BROWSERS);
+    const screen = pick(SCREENS);
     for (let i = 0; i < views; i++) {
       const path = pick(PAGES);
       const query = i === 0 && arrival.utm
@@ -88,7 +102,7 @@ export function* generateVisits(options: TrafficOptions): Generator<WriteItem[]>
         title: path,
         referrer: i === 0 ? arrival.referrer : null,
         ad_cookies: {},
-        screen: null,
+        screen,
         viewport: null,
         pixel_ratio: null,
         language: "en",
@@ -122,7 +136,11 @@ export function* generateVisits(options: TrafficOptions): Generator<WriteItem[]>
           visitor_id: rnd() < 0.2 ? null : visitor,
           session_id: session,
           url: `https://gen.example${path}`,
-          params: {},
+          params: e.name === "signup"
+            ? { plan: pick(PLANS), seats: 1 + Math.floor(rnd() * 4) / 2 }
+            : e.name === "purchase"
+            ? (rnd() < 0.7 ? { plan: pick(PLANS) } : {})
+            : { ok: rnd() < 0.5 },
           value: e.value,
           currency: e.currency,
           source: "browser",

@@ -1,24 +1,30 @@
 /**
- * For the tests that compare an engine's answers with the stored rows: a
- * fresh database holding generated traffic written through the writer, and a
- * query answered both from the derived tables and by the reference engine.
+ * For the tests that compare the engine's answers with the stored rows: a
+ * fresh database holding generated traffic written through the writer (its
+ * site known with a zone and the traffic's event types), and a query
+ * answered both by the engine and by the reference engine.
  */
-import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage.ts";
-import type { StorageKind } from "../../../test/helpers/env.ts";
-import { migrate } from "../../lib/db/migrate.ts";
-import type { Database } from "../../lib/db/mod.ts";
-import type { Json } from "../../lib/stats/wire.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "../migrations.ts";
-import { Partitions } from "../partitions.ts";
-import type { WriteItem } from "../rows.ts";
-import { writeGroup } from "../writer.ts";
-import { derivedPartials, derivedPath } from "./derived_engine.ts";
-import { finish } from "./finish.ts";
-import { generateVisits, inGroups, type TrafficOptions } from "./generated.ts";
-import { parseQuery } from "./query.ts";
-import { referenceEngine, referencePartials } from "./reference.ts";
-import { planQuery } from "./service.ts";
-import { daysOf } from "./ranges.ts";
+import { type FreshDatabase, freshDatabase } from "./storage.ts";
+import type { StorageKind } from "./env.ts";
+import { migrate } from "../../services/lib/db/migrate.ts";
+import type { Database } from "../../services/lib/db/mod.ts";
+import type { Json } from "../../services/lib/stats/wire.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migrations.ts";
+import { Partitions } from "../../services/ingest/partitions.ts";
+import type { WriteItem } from "../../services/ingest/rows.ts";
+import { writeGroup } from "../../services/ingest/writer.ts";
+import { pathOf, statsEngine } from "../../services/ingest/stats/engine.ts";
+import { finish } from "../../services/ingest/stats/finish.ts";
+import {
+  generateVisits,
+  inGroups,
+  TRAFFIC_EVENT_TYPES,
+  type TrafficOptions,
+} from "./generated_traffic.ts";
+import { parseQuery } from "../../services/ingest/stats/query.ts";
+import { referenceEngine, referencePartials } from "../../services/ingest/stats/reference.ts";
+import { planQuery } from "../../services/ingest/stats/service.ts";
+import { daysOf } from "../../services/ingest/stats/ranges.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -52,6 +58,17 @@ export async function databaseWithTraffic(
     months.push(at);
   }
   await new Partitions(db).ensure(months);
+  await db.query("insert into ingest.sites (site_id, time_zone) values ($1, 'UTC')", [
+    traffic.siteId,
+  ]);
+  for (const [position, type] of TRAFFIC_EVENT_TYPES.entries()) {
+    await db.query(
+      `insert into ingest.event_types (site_id, name, title, description, status, params,
+              brings_revenue, currency, position)
+       values ($1, $2, $2, '', 'active', $3::json, $4, null, $5)`,
+      [traffic.siteId, type.name, JSON.stringify(type.params), type.name === "purchase", position],
+    );
+  }
   const visits = [...generateVisits(traffic)].map(reshape);
   for (const group of inGroups(visits, 60)) {
     // As ingest-service's group commit writes (its last statement with COMMIT behind it).
@@ -60,10 +77,15 @@ export async function databaseWithTraffic(
   return fresh;
 }
 
+/** The site's zone (what its rollups are built in). */
+export async function setZone(db: Database, siteId: string, zone: string): Promise<void> {
+  await db.query("update ingest.sites set time_zone = $2 where site_id = $1", [siteId, zone]);
+}
+
 /**
- * A query of a site in a zone, answered as the service would (the path the
- * derived tables take, undefined when only the reference answers) and by
- * the reference engine. `totals` sets include.totals when given.
+ * A query of a site in its zone, answered as the service would (with the
+ * way the engine takes) and by the reference engine. `totals` sets
+ * include.totals when given.
  */
 export async function answersOf(
   db: Database,
@@ -72,17 +94,15 @@ export async function answersOf(
   zone: string,
   totals?: boolean,
 ) {
-  const query = parseQuery({
-    limit: 10_000,
-    ...(totals === undefined ? {} : { include: { totals } }),
-    ...body,
-  });
+  const query = parseQuery(
+    { limit: 10_000, ...(totals === undefined ? {} : { include: { totals } }), ...body },
+    { paramKeys: new Set(TRAFFIC_EVENT_TYPES.flatMap((t) => t.params.map((p) => p.key))) },
+  );
   const days = daysOf(query.dateRange, zone);
   const plan = await planQuery(referenceEngine(db), siteId, query, zone, days);
-  const derived = await derivedPartials(db, plan);
   return {
-    path: derivedPath(plan),
-    derived: derived && finish(query, derived),
+    path: await pathOf(db, plan),
+    engine: finish(query, await statsEngine(db).partials(plan)),
     reference: finish(query, await referencePartials(db, plan)),
   };
 }
@@ -101,7 +121,7 @@ export const lateTraffic = (siteId: string): TrafficOptions => ({
 /**
  * Writes the traffic's visits each last row first, one row per transaction:
  * every earlier page view then changes its visit's entry page (and source)
- * after slices of later buckets exist, so the writer re-homes them.
+ * after the visit was stored, and the last one its exit page.
  */
 export async function writeLastRowFirst(db: Database, traffic: TrafficOptions): Promise<void> {
   for (const items of generateVisits(traffic)) {

@@ -1,0 +1,108 @@
+/**
+ * The relations of aggregate.ts from ingest.visits and the stored rows: any
+ * query, without rollups. A visit inside the range, all of one visitor and
+ * of humans or of bots alone, is read as ingest.visits keeps it; the few
+ * others (those crossing the range's start or end, and mixed ones) are
+ * worked out from their rows in the range, found within their bounds.
+ * Visits crossing the range's start began at most the site's longest visit
+ * before it (ingest.visit_spans), which the index of visits by first time
+ * finds.
+ */
+import { FIRST_ROW_ATTRIBUTES, KIND, pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import type { Grouping } from "./aggregate.ts";
+import { instant, type Params, type Plan } from "./plan.ts";
+
+const ATTRIBUTES = FIRST_ROW_ATTRIBUTES.map((a) => a.column);
+
+/** The rows of each visit of `visits` (site_id, visit_key, lo, hi) within its bounds [lo, hi). */
+function rowsWithin(visits: string, humansOnly: boolean): string {
+  const rows = (table: string, kind: number, extra: string, human: string) =>
+    `select ${kind} as kind, x.received_at as at, x.seq, k.visit_key,
+            ${visitorKeyOf("x")} as visitor_key, ${extra}
+       from ${visits} k
+       join ${table} x on x.site_id = k.site_id and x.received_at >= k.lo
+        and x.received_at < k.hi and ${visitKeyOf("x")} = k.visit_key
+      ${humansOnly ? `where ${human}` : ""}`;
+  return `${rows("ingest.page_views", KIND.pageview, `${pageOf("x")} as page`, "not x.bot")}
+    union all ${rows("ingest.events", KIND.event, "null::text", "x.bot is not true")}
+    union all ${rows("ingest.leads", KIND.lead, "null::text", "true")}`;
+}
+
+/**
+ * The CTE `v` (and with the rows grouping `r`): visits with a row in the
+ * range, each with its visitor key, first time, page views, events, leads,
+ * duration and exit page there, and its attributes. For the visits grouping,
+ * a visit with more than one visitor key in the range has an `extra` line
+ * for each key after its first.
+ */
+export function baseSources(plan: Plan, params: Params, grouping: Grouping): string {
+  const site = params.add(plan.siteId);
+  const from = instant(params, plan.startMs);
+  const to = instant(params, plan.endMs);
+  const humansOnly = !plan.query.includeBots;
+  const attrs = (alias: string) => ATTRIBUTES.map((c) => `${alias}.${c}`).join(", ");
+  const visits = `
+    longest as (select coalesce(max(longest), interval '0') as span from ingest.visit_spans
+                 where site_id = ${site}),
+    vt as (
+      select * from ingest.visits
+       where site_id = ${site} and first_at >= ${from} - (select span from longest)
+         and first_at < ${to} and last_at >= ${from}
+         ${humansOnly ? "and (mixed or not bot)" : ""}),
+    edges as (
+      select site_id, visit_key, greatest(first_at, ${from}) as lo,
+             least(last_at + interval '1 microsecond', ${to}) as hi
+        from vt where first_at < ${from} or last_at >= ${to} or mixed),
+    edge_rows as (${rowsWithin("edges", humansOnly)}),
+    edge_visits as (
+      select visit_key, min(at) as first_at,
+             (count(*) filter (where kind = ${KIND.pageview}))::int as pv,
+             (count(*) filter (where kind = ${KIND.event}))::int as ev,
+             (count(*) filter (where kind = ${KIND.lead}))::int as ld,
+             round(extract(epoch from max(at) - min(at)) * 1000)::bigint as dur_ms,
+             (array_agg(page order by at desc, seq desc)
+               filter (where kind = ${KIND.pageview}))[1] as exit_page,
+             array_agg(distinct visitor_key) as visitor_keys
+        from edge_rows group by visit_key),
+    v as (
+      select visit_key, visitor_key, false as extra, first_at, pageviews as pv, events as ev,
+             leads as ld, round(extract(epoch from last_at - first_at) * 1000)::bigint as dur_ms,
+             exit_page, ${attrs("vt")}
+        from vt where first_at >= ${from} and last_at < ${to} and not mixed
+      union all
+      select e.visit_key, k.visitor_key, k.n > 1, e.first_at, e.pv, e.ev, e.ld, e.dur_ms,
+             e.exit_page, ${attrs("t")}
+        from edge_visits e join vt t using (visit_key)
+        cross join lateral unnest(e.visitor_keys) with ordinality k(visitor_key, n)
+       where ${grouping === "visits" ? "true" : "k.n = 1"})`;
+  if (grouping === "visits") return visits;
+  const rows = (table: string, kind: number, extra: string, human: string) =>
+    `select ${kind} as kind, x.received_at as at, x.seq, ${visitKeyOf("x")} as visit_key,
+            ${visitorKeyOf("x")} as visitor_key, ${extra}
+       from ${table} x
+      where x.site_id = ${site} and x.received_at >= ${from} and x.received_at < ${to}
+        ${humansOnly ? `and ${human}` : ""}`;
+  return `${visits},
+    r as (
+      ${
+    rows(
+      "ingest.page_views",
+      KIND.pageview,
+      `null::text as name, null::bigint as value, null::text as currency, ${
+        pageOf("x")
+      } as page, null::json as props`,
+      "not x.bot",
+    )
+  }
+      union all
+      ${
+    rows(
+      "ingest.events",
+      KIND.event,
+      `x.name, x.value, x.currency, ${pageOf("x")}, x.params`,
+      "x.bot is not true",
+    )
+  }
+      union all
+      ${rows("ingest.leads", KIND.lead, "null, null, null, null, null", "true")})`;
+}

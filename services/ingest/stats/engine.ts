@@ -1,0 +1,623 @@
+/**
+ * The engine the service uses. One place decides what answers a query:
+ *
+ * | query                                                                   | read from                          |
+ * | ----------------------------------------------------------------------- | ---------------------------------- |
+ * | whole local days in the site's zone, no bots; by day, week or month or   | rollups of whole days and months,  |
+ * | no time; breakdown and filters on at most one visit attribute, or on     | the days not built from the rows;  |
+ * | event:name with event:page or one event:props:KEY; conversion_rate by    | visits crossing the range's ends   |
+ * | time with event:name filters                                             | from their rows                    |
+ * | anything else with a visit: dimension, filter or metric                  | ingest.visits and the rows         |
+ * | nothing of visits                                                        | the rows alone                     |
+ *
+ * Rollups (rollup_sums.ts) count rows in their own period and visits in the
+ * period they begin in with all their rows; so a range's sums are the sums
+ * of its periods, except for the visits crossing its start or end, whose
+ * part inside the range this engine works out from their rows and puts in
+ * place of what the rollups counted. The visitors of several periods are
+ * the size of the union of their visitor sets. exit_page is the one
+ * attribute that depends on the range (the last page view in it): rows of a
+ * visit crossing the range's end move to their exit page in the range, and
+ * their visitors' memberships are worked out again from their rows.
+ *
+ * Everything a query reads happens in one transaction that sees one
+ * snapshot, so a rollup's check and its read agree with the rows read beside
+ * them.
+ */
+import type { Database, Queryable } from "../../lib/db/mod.ts";
+import { groupingOf, runAggregate } from "./aggregate.ts";
+import { baseSources } from "./base.ts";
+import { labelOf, localDay } from "./calendar.ts";
+import { KIND, pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import { funnelOf } from "./funnel.ts";
+import {
+  emptySums as emptyPartialSums,
+  filterCondition,
+  instant,
+  Params,
+  type Partials,
+  type Plan,
+  type Sums as PartialSums,
+} from "./plan.ts";
+import {
+  type Filter,
+  grainOf,
+  isPropsDimension,
+  isTimeDimension,
+  isVisitDimension,
+  type MetricName,
+  type StatsQuery,
+} from "./query.ts";
+import { referenceEngine, rowsSources } from "./reference.ts";
+import { ALL, emptySums, PAGE, type RollupKey, type Sums, type Wanted } from "./rollup_sums.ts";
+import {
+  humanPart,
+  localDays,
+  type Period,
+  readRollups,
+  type RollupSite,
+  rollupSite,
+  type StoredGroup,
+  sumsOf,
+  wholeMonths,
+} from "./rollups.ts";
+import type { StatsEngine } from "./service.ts";
+import { VisitorUnion } from "./visitor_sets.ts";
+
+/** The most days a rollup query works out from the rows; beyond, the base tables answer. */
+const MAX_DAYS_FROM_ROWS = 7;
+
+const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue", "visitors"];
+const VISIT_METRICS: MetricName[] = ["visits", "bounce_rate", "visit_duration", "views_per_visit"];
+
+/** How a rollup answers a query: the dimension it reads, and the visit attribute's column. */
+export interface RollupPlan {
+  dimension: string;
+  column?: string;
+  /** Whether the visit sums are asked for (the crossing visits are then put right). */
+  visits: boolean;
+  conversion: boolean;
+}
+
+/** Whether rollups can answer a query, and how. */
+export function rollupPlanOf(plan: Plan, site: RollupSite): RollupPlan | undefined {
+  const q = plan.query;
+  if (q.includeBots || plan.zone !== site.zone) return undefined;
+  const times = q.dimensions.filter(isTimeDimension);
+  if (times.length > 1 || times.some((d) => !["day", "week", "month"].includes(grainOf(d)))) {
+    return undefined;
+  }
+  const named = new Set([
+    ...q.dimensions.filter((d) => !isTimeDimension(d)),
+    ...q.filters.map((f) => f.dimension),
+  ]);
+  const visits = q.metrics.some((m) => VISIT_METRICS.includes(m));
+  const conversion = q.metrics.includes("conversion_rate");
+  const visitNamed = [...named].filter(isVisitDimension);
+  if (visitNamed.length === named.size && !conversion) {
+    if (named.size > 1) return undefined;
+    const dimension = visitNamed[0] ?? ALL;
+    return { dimension, column: visitNamed[0]?.slice(6), visits, conversion };
+  }
+  if (visits || visitNamed.length > 0) return undefined;
+  const other = [...named].filter((d) => d !== "event:name");
+  if (other.length > 1) return undefined;
+  if (other.length === 1 && other[0] !== PAGE && !isPropsDimension(other[0])) return undefined;
+  if (conversion && (q.dimensions.some((d) => !isTimeDimension(d)) || other.length > 0)) {
+    return undefined;
+  }
+  if (!q.metrics.every((m) => ROW_METRICS.includes(m) || m === "conversion_rate")) return undefined;
+  return { dimension: other[0] ?? PAGE, visits: false, conversion };
+}
+
+/** A visit crossing the range's start or end: what rollups counted of it, and its part inside. */
+interface Crossing {
+  visitKey: string;
+  /** Where rollups count it: its (human) first time, when inside the range; its values there. */
+  countedAt: number | null;
+  whole: { pv: number; ev: number; durationMs: number; exit: string | null };
+  /** Its first time, values and exit page within the range. */
+  insideAt: number;
+  inside: { pv: number; ev: number; durationMs: number; exit: string | null };
+  /** The value of the query's visit attribute (its column), besides exit_page. */
+  value: string | null;
+  crossesEnd: boolean;
+}
+
+async function crossingVisits(
+  tx: Queryable,
+  plan: Plan,
+  column: string | undefined,
+): Promise<Crossing[]> {
+  const params = new Params();
+  const site = params.add(plan.siteId);
+  const from = instant(params, plan.startMs);
+  const to = instant(params, plan.endMs);
+  const rows = (table: string, kind: number, page: string, human: string) =>
+    `select ${kind} as kind, x.received_at as at, x.seq, ${page} as page from ${table} x
+      where x.site_id = c.site_id and x.received_at >= greatest(c.first_at, ${from})
+        and x.received_at < least(c.last_at + interval '1 microsecond', ${to})
+        and ${visitKeyOf("x")} = c.visit_key and ${human}`;
+  const value = column && column !== "exit_page" ? `c.${column}` : "null::text";
+  const answer = await tx.query<Record<string, unknown>>(
+    `with longest as (select coalesce(max(longest), interval '0') as span from ingest.visit_spans
+                       where site_id = ${site})
+     select c.visit_key, ${value} as value, c.last_at >= ${to} as crosses_end,
+            (extract(epoch from coalesce(h.first_at, c.first_at)) * 1000)::float8 as counted_at,
+            coalesce(h.pageviews, c.pageviews) as whole_pv, coalesce(h.events, c.events) as whole_ev,
+            coalesce(h.duration_ms,
+                     (extract(epoch from c.last_at - c.first_at) * 1000)::float8) as whole_ms,
+            case when c.mixed then h.exit_page else c.exit_page end as whole_exit,
+            (extract(epoch from i.first_at) * 1000)::float8 as inside_at, i.pv, i.ev,
+            i.duration_ms, i.exit_page
+       from ingest.visits c
+       left join lateral (${humanPart("c")}) h on c.mixed
+       cross join lateral (
+         select min(at) as first_at, (count(*) filter (where kind = ${KIND.pageview}))::int as pv,
+                (count(*) filter (where kind = ${KIND.event}))::int as ev,
+                (extract(epoch from max(at) - min(at)) * 1000)::float8 as duration_ms,
+                (array_agg(page order by at desc, seq desc)
+                  filter (where kind = ${KIND.pageview}))[1] as exit_page
+           from (${rows("ingest.page_views", KIND.pageview, pageOf("x"), "not x.bot")}
+                 union all ${rows("ingest.events", KIND.event, "null", "x.bot is not true")}
+                 union all ${rows("ingest.leads", KIND.lead, "null", "true")}) r
+          having count(*) > 0) i
+      where c.site_id = ${site} and c.first_at >= ${from} - (select span from longest)
+        and c.first_at < ${to} and c.last_at >= ${from}
+        and (c.first_at < ${from} or c.last_at >= ${to}) and (c.mixed or not c.bot)`,
+    params.list,
+  );
+  return answer.map((r) => {
+    const countedAt = Number(r.counted_at);
+    return {
+      visitKey: r.visit_key as string,
+      countedAt: countedAt >= plan.startMs && countedAt < plan.endMs ? countedAt : null,
+      whole: {
+        pv: Number(r.whole_pv),
+        ev: Number(r.whole_ev),
+        durationMs: Number(r.whole_ms),
+        exit: r.whole_exit as string | null,
+      },
+      insideAt: Number(r.inside_at),
+      inside: {
+        pv: Number(r.pv),
+        ev: Number(r.ev),
+        durationMs: Number(r.duration_ms),
+        exit: r.exit_page as string | null,
+      },
+      value: r.value as string | null,
+      crossesEnd: r.crosses_end as boolean,
+    };
+  });
+}
+
+/** A row of a visitor whose exit-page memberships are worked out again. */
+interface MovedRow {
+  at: number;
+  kind: number;
+  value: number | null;
+  currency: string | null;
+  visitorNumber: number | null;
+  visitorKey: string;
+  visitKey: string;
+  exit: string | null;
+}
+
+/**
+ * The rows in the range of the visitors who have a row in one of `visits`
+ * (keys), each with its visit's exit page as stored (human rows' for a
+ * mixed visit); the caller puts the range's exit page in place for the
+ * crossing visits.
+ */
+async function rowsOfVisitors(tx: Queryable, plan: Plan, visits: string[]): Promise<MovedRow[]> {
+  const params = new Params();
+  const site = params.add(plan.siteId);
+  const from = instant(params, plan.startMs);
+  const to = instant(params, plan.endMs);
+  const keys = params.add(`{${visits.map((k) => `"${k}"`).join(",")}}`);
+  const rows = (table: string, kind: number, value: string, human: string) =>
+    `select ${kind} as kind, x.received_at as at, x.seq, ${value},
+            ${visitKeyOf("x")} as visit_key, ${visitorKeyOf("x")} as visitor_key
+       from ${table} x
+      where x.site_id = ${site} and x.received_at >= ${from} and x.received_at < ${to}
+        and ${human} and (${visitorKeyOf("x")} in (select visitor_key from keys))`;
+  const answer = await tx.query<Record<string, unknown>>(
+    `with keys as (
+       select distinct ${visitorKeyOf("x")} as visitor_key from (
+         select session_id, visitor_id, seq from ingest.page_views
+          where site_id = ${site} and received_at >= ${from} and received_at < ${to}
+            and ${visitKeyOf("page_views")} = any(${keys}::text[])
+         union all select session_id, visitor_id, seq from ingest.events
+          where site_id = ${site} and received_at >= ${from} and received_at < ${to}
+            and ${visitKeyOf("events")} = any(${keys}::text[])
+         union all select session_id, visitor_id, seq from ingest.leads
+          where site_id = ${site} and received_at >= ${from} and received_at < ${to}
+            and ${visitKeyOf("leads")} = any(${keys}::text[])) x)
+     select r.kind, (extract(epoch from r.at) * 1000)::float8 as at, r.value::text as value,
+            r.currency, r.visit_key, r.visitor_key,
+            coalesce(n.number, case when r.visitor_key like 'r%' then -r.seq end)::text as number,
+            case when v.mixed then h.exit_page else v.exit_page end as exit
+       from (${
+      rows(
+        "ingest.page_views",
+        KIND.pageview,
+        "null::bigint as value, null::text as currency",
+        "not x.bot",
+      )
+    }
+             union all ${
+      rows("ingest.events", KIND.event, "x.value, x.currency", "x.bot is not true")
+    }
+             union all ${rows("ingest.leads", KIND.lead, "null, null", "true")}) r
+       join ingest.visits v on v.site_id = ${site} and v.visit_key = r.visit_key
+       left join lateral (${humanPart("v")}) h on v.mixed
+       left join ingest.visitor_numbers n on n.site_id = ${site} and n.visitor_key = r.visitor_key`,
+    params.list,
+  );
+  return answer.map((r) => ({
+    at: Number(r.at),
+    kind: Number(r.kind),
+    value: r.value === null ? null : Number(r.value),
+    currency: r.currency as string | null,
+    visitorNumber: r.number === null ? null : Number(r.number),
+    visitorKey: r.visitor_key as string,
+    visitKey: r.visit_key as string,
+    exit: r.exit as string | null,
+  }));
+}
+
+/** One group of the answer being put together. */
+class Accumulator {
+  readonly union = new VisitorUnion();
+  readonly sums: Omit<PartialSums, "visitors" | "reached" | "converted"> = emptyPartialSums();
+  /** conversion_rate: the visitors without the event: filters, and those who converted. */
+  readonly reached = new VisitorUnion();
+  readonly converted = new VisitorUnion();
+  hasData = false;
+
+  addStored(g: StoredGroup | { sums: Sums }, sign = 1): void {
+    const s = "sums" in g ? g.sums : undefined;
+    if (s) {
+      this.union.addNumbers([...s.visitorNumbers]);
+      for (const k of s.visitorKeys) this.union.addKey(k);
+    } else if ((g as StoredGroup).visitorSet) {
+      this.union.addSet((g as StoredGroup).visitorSet!, (g as StoredGroup).visitors);
+    }
+    const from = s ?? (g as StoredGroup);
+    this.sums.visits += sign * from.visits;
+    this.sums.bounces += sign * from.bounces;
+    this.sums.durationMs += sign * from.durationMs;
+    this.sums.visitPageviews += sign * from.visitPageviews;
+    this.sums.pageviews += sign * from.pageviews;
+    this.sums.events += sign * from.events;
+    this.sums.leads += sign * from.leads;
+    for (const [c, v] of from.revenue) {
+      this.sums.revenue.set(c, (this.sums.revenue.get(c) ?? 0n) + BigInt(sign) * v);
+    }
+    this.hasData ||= from.pageviews + from.events + from.leads + from.visits > 0;
+  }
+
+  addVisit(v: { pv: number; ev: number; durationMs: number }, sign: 1 | -1): void {
+    this.sums.visits += sign;
+    if (v.pv === 1 && v.ev === 0) this.sums.bounces += sign;
+    this.sums.durationMs += sign * v.durationMs;
+    this.sums.visitPageviews += sign * v.pv;
+    this.hasData = true;
+  }
+
+  addRow(r: MovedRow, sign: 1 | -1): void {
+    if (r.kind === KIND.pageview) this.sums.pageviews += sign;
+    else if (r.kind === KIND.event) this.sums.events += sign;
+    else this.sums.leads += sign;
+    if (r.value !== null && r.currency !== null) {
+      this.sums.revenue.set(
+        r.currency,
+        (this.sums.revenue.get(r.currency) ?? 0n) + BigInt(sign) * BigInt(r.value),
+      );
+    }
+    this.hasData = true;
+  }
+
+  partial(): PartialSums {
+    return {
+      ...this.sums,
+      visitors: this.union.size,
+      reached: this.reached.size,
+      converted: this.converted.size,
+    };
+  }
+}
+
+/** Which values pass each filter, as SQL judges them (the same conditions as every engine's). */
+async function judgeFilters(
+  tx: Queryable,
+  filters: readonly Filter[],
+  values: (filter: Filter) => Set<string | null>,
+): Promise<((value: string | null) => boolean)[]> {
+  const judges: ((value: string | null) => boolean)[] = [];
+  for (const filter of filters) {
+    const list = [...values(filter)];
+    const params = new Params();
+    const condition = filterCondition(
+      filter.dimension === "event:name" ? { ...filter, dimension: "event:page" } : filter,
+      "v",
+      params,
+    );
+    const rows = await tx.query<{ v: string | null; ok: boolean }>(
+      `select v, ${condition} as ok from unnest(${params.add(textArrayOf(list))}::text[]) v`,
+      params.list,
+    );
+    const passing = new Set(rows.filter((r) => r.ok).map((r) => r.v));
+    // Under an event:name filter only custom events match: a row without a name never does.
+    const named = filter.dimension === "event:name";
+    judges.push((value) => (named && value === null ? false : passing.has(value)));
+  }
+  return judges;
+}
+
+/** A Postgres array literal of text values and nulls. */
+function textArrayOf(values: readonly (string | null)[]): string {
+  const quoted = values.map((v) =>
+    v === null ? "NULL" : `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`
+  );
+  return `{${quoted.join(",")}}`;
+}
+
+/**
+ * Which periods of a query's range rollups answer (whole months where the
+ * query is by month or by no time, else days) and which days are worked out
+ * from the rows instead (not built, or stale); undefined when the range is
+ * not whole days or too many days are not built.
+ */
+async function rollupCover(
+  tx: Queryable,
+  plan: Plan,
+  site: RollupSite,
+): Promise<{ stored: Period[]; fromRows: Period[] } | undefined> {
+  const { query, zone } = plan;
+  const days = localDays(zone, plan.startMs, localDay(plan.endMs - 1, zone).add({ days: 1 }));
+  if (days.length === 0 || days[0].start !== plan.startMs || days.at(-1)!.end !== plan.endMs) {
+    return undefined;
+  }
+  const timeDimension = query.dimensions.find(isTimeDimension);
+  const grain = timeDimension && grainOf(timeDimension);
+  const months = grain === undefined || grain === "month" ? wholeMonths(zone, days) : [];
+  const { current } = await readRollups(tx, site, [...months, ...days], {
+    dimensions: [],
+    sets: false,
+  });
+  const isCurrent = new Set(current.map((p) => `${p.start}/${p.end}`));
+  const stored: Period[] = [];
+  const fromRows: Period[] = [];
+  const covered = new Set<number>();
+  for (const month of months) {
+    if (!isCurrent.has(`${month.start}/${month.end}`)) continue;
+    stored.push(month);
+    for (const day of days) {
+      if (day.start >= month.start && day.end <= month.end) covered.add(day.start);
+    }
+  }
+  for (const day of days) {
+    if (covered.has(day.start)) continue;
+    (isCurrent.has(`${day.start}/${day.end}`) ? stored : fromRows).push(day);
+  }
+  return fromRows.length > MAX_DAYS_FROM_ROWS ? undefined : { stored, fromRows };
+}
+
+/** The answer of a query from rollups, and the days not built from the rows. */
+async function rollupPartials(
+  tx: Queryable,
+  plan: Plan,
+  site: RollupSite,
+  rollup: RollupPlan,
+  cover: { stored: Period[]; fromRows: Period[] },
+): Promise<Partials> {
+  const { query, zone } = plan;
+  const timeDimension = query.dimensions.find(isTimeDimension);
+  const grain = timeDimension && grainOf(timeDimension);
+  const chosen = cover.stored;
+  const fromRows = cover.fromRows;
+  const dimensions = rollup.conversion ? [rollup.dimension, ALL] : [rollup.dimension];
+  const items: { start: number; key: RollupKey; group: StoredGroup | { sums: Sums } }[] = [];
+  for (const g of (await readRollups(tx, site, chosen, { dimensions, sets: true })).groups) {
+    items.push({ start: g.period.start, key: g.key, group: g });
+  }
+  const wanted: Wanted = {
+    all: dimensions.includes(ALL),
+    attributes: rollup.column ? [rollup.column] : [],
+    page: rollup.dimension === PAGE,
+    props: isPropsDimension(rollup.dimension)
+      ? [rollup.dimension.slice("event:props:".length)]
+      : [],
+  };
+  for (const day of fromRows) {
+    for (const { key, sums } of (await sumsOf(tx, site.siteId, day, wanted)).values()) {
+      items.push({ start: day.start, key, group: { sums } });
+    }
+  }
+  const crossing = rollup.visits ? await crossingVisits(tx, plan, rollup.column) : [];
+  const exitPage = rollup.column === "exit_page";
+  const moved = exitPage
+    ? crossing.filter((c) => c.crossesEnd && c.inside.exit !== c.whole.exit)
+    : [];
+  const movedRows = moved.length > 0
+    ? await rowsOfVisitors(tx, plan, moved.map((c) => c.visitKey))
+    : [];
+
+  // The filters, judged on every value met.
+  const mainValues = new Set<string | null>();
+  const names = new Set<string | null>();
+  for (const { key } of items) {
+    mainValues.add(key.value);
+    names.add(key.eventName);
+  }
+  for (const c of crossing) {
+    for (const v of exitPage ? [c.whole.exit, c.inside.exit] : [c.value]) mainValues.add(v);
+  }
+  for (const r of movedRows) mainValues.add(r.exit);
+  const judges = await judgeFilters(
+    tx,
+    query.filters,
+    (f) => (f.dimension === "event:name" ? names : mainValues),
+  );
+  const passes = (value: string | null, eventName: string | null) =>
+    query.filters.every((f, i) => judges[i](f.dimension === "event:name" ? eventName : value));
+
+  const label = (ms: number) => (grain ? labelOf(grain, zone, ms) : null);
+  const groups = new Map<string, { dims: (string | null)[]; acc: Accumulator }>();
+  const groupOf = (at: number, value: string | null, eventName: string | null) => {
+    const dims = query.dimensions.map((d) =>
+      isTimeDimension(d) ? label(at) : d === "event:name" ? eventName : value
+    );
+    const text = JSON.stringify(dims);
+    let g = groups.get(text);
+    if (!g) groups.set(text, g = { dims, acc: new Accumulator() });
+    return g.acc;
+  };
+  for (const { start, key, group } of items) {
+    if (rollup.conversion && key.dimension === ALL) {
+      const acc = groupOf(start, null, null);
+      const s = "sums" in group ? group.sums : undefined;
+      if (s) {
+        acc.reached.addNumbers([...s.visitorNumbers]);
+        for (const k of s.visitorKeys) acc.reached.addKey(k);
+      } else {
+        acc.reached.addSet((group as StoredGroup).visitorSet!, (group as StoredGroup).visitors);
+      }
+      acc.hasData = true;
+      continue;
+    }
+    if (!passes(key.value, key.eventName)) continue;
+    const acc = groupOf(start, key.value, key.eventName);
+    acc.addStored(group);
+    if (rollup.conversion && key.eventName !== null) acc.converted.addUnion(unionOf(group));
+  }
+  for (const c of crossing) {
+    const whole = exitPage ? c.whole.exit : c.value;
+    const inside = exitPage ? c.inside.exit : c.value;
+    if (c.countedAt !== null && passes(whole, null)) {
+      groupOf(c.countedAt, whole, null).addVisit({ ...c.whole }, -1);
+    }
+    if (passes(inside, null)) groupOf(c.insideAt, inside, null).addVisit({ ...c.inside }, 1);
+  }
+  if (moved.length > 0) regroupExits(moved, movedRows, { groups, groupOf, passes });
+
+  const all = new Accumulator();
+  const out: Partials = { groups: [], all: emptyPartialSums() };
+  for (const { dims, acc } of groups.values()) {
+    all.union.addUnion(acc.union);
+    all.reached.addUnion(acc.reached);
+    all.converted.addUnion(acc.converted);
+    all.addStored({ sums: { ...emptySums(), ...acc.sums } });
+    if (acc.hasData) out.groups.push({ dims, sums: acc.partial() });
+  }
+  out.all = all.partial();
+  return out;
+}
+
+/** A group's visitors as a union of their own. */
+function unionOf(group: StoredGroup | { sums: Sums }): VisitorUnion {
+  const union = new VisitorUnion();
+  if ("sums" in group) {
+    union.addNumbers([...group.sums.visitorNumbers]);
+    for (const k of group.sums.visitorKeys) union.addKey(k);
+  } else if (group.visitorSet) union.addSet(group.visitorSet, group.visitors);
+  return union;
+}
+
+/**
+ * Moves the rows of visits crossing the range's end from the exit page they
+ * were counted under to their exit page within the range, and works out
+ * again which groups the visitors of those rows belong to, from all their
+ * rows in the range.
+ */
+function regroupExits(
+  moved: readonly Crossing[],
+  rows: readonly MovedRow[],
+  into: {
+    groups: Map<string, { dims: (string | null)[]; acc: Accumulator }>;
+    groupOf: (at: number, value: string | null, eventName: string | null) => Accumulator;
+    passes: (value: string | null, eventName: string | null) => boolean;
+  },
+): void {
+  const exits = new Map(moved.map((c) => [c.visitKey, c]));
+  const numbers = new Set<number>();
+  const keys = new Set<string>();
+  for (const r of rows) {
+    if (r.visitorNumber === null) keys.add(r.visitorKey);
+    else numbers.add(r.visitorNumber);
+  }
+  const members: { at: number; exit: string | null; row: MovedRow }[] = [];
+  for (const r of rows) {
+    const c = exits.get(r.visitKey);
+    if (c) {
+      if (into.passes(c.whole.exit, null)) into.groupOf(r.at, c.whole.exit, null).addRow(r, -1);
+      if (into.passes(c.inside.exit, null)) into.groupOf(r.at, c.inside.exit, null).addRow(r, 1);
+    }
+    members.push({ at: r.at, exit: c ? c.inside.exit : r.exit, row: r });
+  }
+  for (const m of members) {
+    if (into.passes(m.exit, null)) into.groupOf(m.at, m.exit, null); // the group exists
+  }
+  for (const { acc } of into.groups.values()) acc.union.exclude(numbers, keys);
+  for (const m of members) {
+    if (!into.passes(m.exit, null)) continue;
+    into.groupOf(m.at, m.exit, null).union.include(m.row.visitorNumber, m.row.visitorKey);
+  }
+}
+
+/** The engine: rollups where they answer, ingest.visits and the rows otherwise. */
+export function statsEngine(db: Database, options: { workMemMb?: number } = {}): StatsEngine {
+  const reference = referenceEngine(db);
+  const settings = [
+    // JIT compiling costs more than it saves on a statement run once.
+    "set local jit = off",
+    ...(options.workMemMb === undefined
+      ? []
+      : [`set local work_mem = '${Math.trunc(options.workMemMb)}MB'`]),
+  ];
+  const inSnapshot = <T>(run: (tx: Queryable) => Promise<T>) =>
+    db.transaction(async (tx) => {
+      await tx.exec("set transaction isolation level repeatable read");
+      if (db.kind === "postgres") await tx.exec(settings.join("; "));
+      return await run(tx);
+    });
+  return {
+    extent: reference.extent,
+    partials: (plan) =>
+      inSnapshot(async (tx) => {
+        const site = await rollupSite(tx, plan.siteId);
+        const rollup = site && rollupPlanOf(plan, site);
+        const cover = rollup && await rollupCover(tx, plan, site!);
+        if (rollup && cover) return rollupPartials(tx, plan, site!, rollup, cover);
+        return basePartials(tx, plan);
+      }),
+    funnel: (plan) =>
+      inSnapshot((tx) =>
+        funnelOf(tx, plan, (visitsPlan, params) => baseSources(visitsPlan, params, "visits"))
+      ),
+  };
+}
+
+/** The answer of any query from ingest.visits and the rows. */
+export function basePartials(tx: Queryable, plan: Plan): Promise<Partials> {
+  const params = new Params();
+  const grouping = groupingOf(plan.query);
+  const sources = grouping === "rows-alone"
+    ? rowsSources(plan, params)
+    : baseSources(plan, params, grouping);
+  return runAggregate(tx, plan, params, { sources, grouping });
+}
+
+/** Which way the engine answers a query (for the benchmark and the tests). */
+export async function pathOf(
+  db: Queryable,
+  plan: Plan,
+): Promise<"rollups" | "rollups and rows" | "visits" | "rows"> {
+  const site = await rollupSite(db, plan.siteId);
+  const cover = site && rollupPlanOf(plan, site) && await rollupCover(db, plan, site);
+  if (cover) return cover.fromRows.length > 0 ? "rollups and rows" : "rollups";
+  return groupingOf(plan.query) === "rows-alone" ? "rows" : "visits";
+}
+
+export type { StatsQuery };

@@ -31,6 +31,7 @@ import {
   UsageError,
   visitorCommand,
 } from "./analytics_commands.ts";
+import { webhooksCommand } from "./webhook_commands.ts";
 
 const USAGE = `usage: deno task admin <command>
   import FILE                              upsert a site manifest
@@ -50,7 +51,9 @@ const USAGE = `usage: deno task admin <command>
   retention run                            delete page views and events older than RETENTION_DAYS
   stats SITE_ID FILE                       print the answer of the reports query in FILE
   stats rebuild SITE_ID                    recompute a site's report tables from its rows
-                                           and print what changed`;
+                                           and print what changed
+  webhooks log SITE_ID [--since ISO]       print the site's webhook delivery attempts as
+                                           NDJSON, oldest first`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
 type Command = (
@@ -128,6 +131,7 @@ const commands: Record<string, Command> = {
   visitor: (clients, args) => visitorCommand(clients, args),
   retention: (clients, args, config) => retentionCommand(clients, args, config),
   stats: (clients, args, _config, io) => statsCommand(clients, args, io),
+  webhooks: (clients, args, _config, io) => webhooksCommand(clients, args, io),
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { Migration } from "../lib/db/migrate.ts";
+import { outboxTablesSql } from "../lib/webhooks/outbox.ts";
 
 export const CONTENT_SCHEMA = "content";
 
@@ -67,5 +68,14 @@ export const contentMigrations: Migration[] = [
         primary key (site_id, slug)
       );
     `,
+  },
+  {
+    version: 2,
+    name: "webhooks and their outbox",
+    // The site's webhooks (from the manifest) and the outbox of the messages
+    // this service causes, written by the import's transaction
+    // (lib/webhooks/outbox.ts); and the sites' version column, never used, goes.
+    sql: `${outboxTablesSql(CONTENT_SCHEMA)}
+      alter table content.sites drop column version;`,
   },
 ];

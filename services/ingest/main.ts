@@ -27,6 +27,9 @@ import { derivedEngine } from "./stats/derived_engine.ts";
 import { buildAllPeriodSums } from "./stats/periods.ts";
 import { buildAllVisitorDays } from "./stats/returns.ts";
 import { buildAllPageDays } from "./stats/pages.ts";
+import { WebhookAdminService } from "../lib/gen/crm/webhooks/v1/webhooks_pb.ts";
+import { webhookAdminHandlers } from "../lib/webhooks/admin.ts";
+import { WebhookWorker } from "../lib/webhooks/worker.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** How often the visit sums of periods that have ended, or changed since, are built. */
@@ -81,7 +84,13 @@ export function ingestService(platform: Platform): ServiceDefinition {
     name: "ingest",
     schema: INGEST_SCHEMA,
     migrations: ingestMigrations,
-    services: [IngestService, IngestAdminService, SiteAdminService, StatsService],
+    services: [
+      IngestService,
+      IngestAdminService,
+      SiteAdminService,
+      StatsService,
+      WebhookAdminService,
+    ],
     setup(context) {
       const store = new IngestStore(context.db);
       const types = new EventTypeCache(
@@ -92,6 +101,15 @@ export function ingestService(platform: Platform): ServiceDefinition {
       const partitions = new Partitions(context.db);
       const committer = groupCommitFor(context.db, platform.config.statsUpkeep);
       const log = context.platform.log;
+      // Delivers lead.created from this schema's outbox.
+      const webhooks = new WebhookWorker({
+        db: context.db,
+        schema: INGEST_SCHEMA,
+        clock: platform.clock,
+        log,
+        settings: platform.config.webhooks,
+      });
+      webhooks.start();
       // Partitions for this month and the next, ahead of need (quietly until migrated).
       const ahead = () =>
         partitions.ensureAhead(platform.clock.now()).catch((error) =>
@@ -131,6 +149,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
               committer,
               enrichment: { geo, referrers },
               clock: platform.clock,
+              leadsStored: () => webhooks.nudge(),
             }),
           );
           router.service(
@@ -139,7 +158,15 @@ export function ingestService(platform: Platform): ServiceDefinition {
           );
           router.service(
             SiteAdminService,
-            siteAdminHandlers(context, ingestSitePart(store, platform.bus)),
+            siteAdminHandlers(context, ingestSitePart(store, platform.bus, platform.clock)),
+          );
+          router.service(
+            WebhookAdminService,
+            webhookAdminHandlers({
+              db: context.db,
+              schema: INGEST_SCHEMA,
+              siteExists: (siteId) => store.siteExists(siteId),
+            }),
           );
           router.service(
             StatsService,
@@ -159,6 +186,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
           await building;
           types.close();
           await committer.drained();
+          await webhooks.close();
         },
       };
     },

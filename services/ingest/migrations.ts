@@ -1,5 +1,6 @@
 import type { Migration } from "../lib/db/migrate.ts";
 import { BACKFILL } from "./stats/derived.ts";
+import { outboxTablesSql } from "../lib/webhooks/outbox.ts";
 
 export const INGEST_SCHEMA = "ingest";
 
@@ -633,5 +634,12 @@ export const ingestMigrations: Migration[] = [
           else 'desktop' end
         from (select substring(screen from '^([0-9]{1,9})x')::int as w) s $$;
     `,
+  },
+  {
+    version: 17,
+    name: "webhooks and their outbox",
+    // The site's webhooks (from the manifest) and the outbox of lead.created
+    // messages, written by the writer's transaction (lib/webhooks/outbox.ts).
+    sql: outboxTablesSql(INGEST_SCHEMA),
   },
 ];

@@ -81,4 +81,3 @@ export function canonicalHost(host: string): string {
 /** What a webhook may be told about (CONTRACT "Webhooks"). */
 export const WEBHOOK_TYPES = ["content.published", "post.published", "lead.created"] as const;
 export type WebhookType = typeof WEBHOOK_TYPES[number];
-

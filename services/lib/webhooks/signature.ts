@@ -17,7 +17,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  * The key bytes of a `whsec_` secret, or undefined when it is not `whsec_`
  * followed by padded standard base64 of 24 to 64 bytes.
  */
-export function secretKeyBytes(secret: string): Uint8Array | undefined {
+export function secretKeyBytes(secret: string): Uint8Array<ArrayBuffer> | undefined {
   if (!secret.startsWith(PREFIX)) return undefined;
   const text = secret.slice(PREFIX.length);
   if (!BASE64.test(text)) return undefined;

@@ -150,6 +150,7 @@ describe.each(STORAGES)("webhooks on %s", (storage) => {
     expect(new Set(attempts.map((d) => d.id)).size).toBe(1);
     expect(new Set(attempts.map((d) => d.raw)).size).toBe(1);
     expect(attempts[2].timestamp).toBeGreaterThan(attempts[0].timestamp);
+    await loggedAttempt(sys, (a) => a.id === first.id && a.attempt === 3);
     const log = (await webhooksLog(sys)).filter((a) => a.id === first.id);
     expect(log.map(({ at: _, ...a }) => a)).toEqual([1, 2, 3].map((attempt) => ({
       id: first.id,

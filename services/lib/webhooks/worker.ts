@@ -169,26 +169,39 @@ export class WebhookWorker {
     const lease = crypto.randomUUID();
     return await this.#options.db.transaction(async (tx) => {
       await tx.query("select pg_advisory_xact_lock(hashtext($1))", [`crm-webhooks-claim-${s}`]);
-      const due = await tx.query<{ message_id: string; url: string }>(
-        `select message_id, url from ${s}.webhook_deliveries
-          where state = 'pending' and next_at <= $1
-            and (lease_until is null or lease_until <= $1)
-            and not (message_id || ' ' || url in (select value from json_array_elements_text($3::json)))
-          order by next_at
-          limit $2
-          for update skip locked`,
-        [iso(now), limit * 4, mine],
-      );
-      if (due.length === 0) return [];
+      // Attempts in flight now, per URL, across the replicas (their leases).
       const busy = new Map(
         (await tx.query<{ url: string; n: number }>(
           `select url, count(*)::int as n from ${s}.webhook_deliveries
             where state = 'pending' and lease_until > $1
-              and url in (select value from json_array_elements_text($2::json))
             group by url`,
-          [iso(now), JSON.stringify([...new Set(due.map((d) => d.url))])],
+          [iso(now)],
         )).map((r) => [r.url, r.n]),
       );
+      const full = [...busy].filter(([, n]) => n >= PER_URL).map(([url]) => url);
+      // The earliest due of each URL that has room, a few per URL, so one URL's backlog
+      // never keeps the others waiting.
+      const due = await tx.query<{ message_id: string; url: string }>(
+        `select d.message_id, d.url from ${s}.webhook_deliveries d
+          where (d.message_id, d.url) in (
+            select message_id, url from (
+              select message_id, url, next_at,
+                     row_number() over (partition by url order by next_at) as k
+                from ${s}.webhook_deliveries
+               where state = 'pending' and next_at <= $1
+                 and (lease_until is null or lease_until <= $1)
+                 and not (url in (select value from json_array_elements_text($4::json)))
+                 and not (message_id || ' ' || url
+                          in (select value from json_array_elements_text($3::json)))
+            ) c
+            where c.k <= $5
+            order by c.next_at
+            limit $2)
+          order by d.next_at
+          for update skip locked`,
+        [iso(now), limit * 2, mine, JSON.stringify(full), PER_URL],
+      );
+      if (due.length === 0) return [];
       const chosen: { message_id: string; url: string }[] = [];
       for (const d of due) {
         if (chosen.length === limit) break;

@@ -21,6 +21,8 @@ export interface Delivery {
   verifyError?: string;
   /** performance.now() when it arrived. */
   arrivedAt: number;
+  /** Date.now() when it arrived, to compare with the body's timestamp. */
+  arrivedAtMs: number;
 }
 
 export interface Receiver {
@@ -64,6 +66,7 @@ export function startReceiver(secret: string): Receiver {
       verified,
       verifyError,
       arrivedAt: performance.now(),
+      arrivedAtMs: Date.now(),
     });
     return new Response(status === 204 ? null : "not now", { status });
   });

@@ -143,6 +143,7 @@ export class ContentStore {
   async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
     const site = await this.load(siteId);
     if (!site) return undefined;
+    const webhooks = await exportWebhooks(this.db, CONTENT_SCHEMA, siteId);
     const section = (s: Section) => ({
       marker: s.marker,
       show: s.show,
@@ -174,7 +175,8 @@ export class ContentStore {
         image: p.image,
         body: p.body,
       })),
-      webhooks: await exportWebhooks(this.db, CONTENT_SCHEMA, siteId),
+      // Optional in a manifest: absent when the site has none, as a manifest without any reads.
+      ...(webhooks.length > 0 ? { webhooks } : {}),
     };
   }
 

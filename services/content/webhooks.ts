@@ -62,6 +62,7 @@ export async function enqueueImportMessages(
   await dropMessages(
     tx,
     CONTENT_SCHEMA,
+    siteId,
     existing.filter((m) => !wanted.has(key(m.subject, m.occurredAt))).map((m) => m.id),
   );
   const kept = new Map(existing.map((m) => [key(m.subject, m.occurredAt), m.id]));

@@ -34,28 +34,31 @@ export function outboxTablesSql(schema: string): string {
       primary key (site_id, url)
     );
     create table ${schema}.webhook_messages (
-      id text primary key,
       site_id text not null,
+      id text not null,
       type text not null,
       occurred_at timestamptz not null,
       subject text,
       data json not null,
-      created_at timestamptz not null
+      created_at timestamptz not null,
+      primary key (site_id, id)
     );
     create index webhook_messages_by_subject
       on ${schema}.webhook_messages (site_id, type, subject) where subject is not null;
     create index webhook_messages_by_age on ${schema}.webhook_messages (created_at);
     create table ${schema}.webhook_deliveries (
-      message_id text not null references ${schema}.webhook_messages (id) on delete cascade,
-      url text not null,
       site_id text not null,
+      message_id text not null,
+      url text not null,
       state text not null default 'pending' check (state in ('pending', 'delivered', 'failed')),
       attempts int not null default 0,
       next_at timestamptz not null,
       first_attempt_at timestamptz,
       lease text,
       lease_until timestamptz,
-      primary key (message_id, url)
+      primary key (site_id, message_id, url),
+      foreign key (site_id, message_id)
+        references ${schema}.webhook_messages (site_id, id) on delete cascade
     );
     create index webhook_deliveries_due
       on ${schema}.webhook_deliveries (next_at) where state = 'pending';
@@ -135,11 +138,11 @@ export async function enqueueMessages(
          (id, site_id, type, occurred_at, subject, data, created_at)
        select m.id, m.site_id, m.type, m.occurred_at, m.subject, m.data::json, $2::timestamptz
          from m where exists (select 1 from targets t where t.id = m.id)
-       on conflict (id) do nothing
+       on conflict (site_id, id) do nothing
      ), deliveries as (
        insert into ${schema}.webhook_deliveries (message_id, url, site_id, next_at)
        select id, url, site_id, due_at from targets
-       on conflict (message_id, url) do nothing
+       on conflict (site_id, message_id, url) do nothing
        returning 1
      )
      select count(*)::int as deliveries from deliveries`,
@@ -166,9 +169,10 @@ export async function scheduledMessages(
   const rows = await tx.query<{ id: string; subject: string | null; occurred_at: Date | string }>(
     `select m.id, m.subject, m.occurred_at from ${schema}.webhook_messages m
       where m.site_id = $1 and m.type = $2
-        and exists (select 1 from ${schema}.webhook_deliveries d where d.message_id = m.id)
+        and exists (select 1 from ${schema}.webhook_deliveries d
+                     where d.site_id = m.site_id and d.message_id = m.id)
         and not exists (select 1 from ${schema}.webhook_deliveries d
-                         where d.message_id = m.id
+                         where d.site_id = m.site_id and d.message_id = m.id
                            and (d.attempts > 0 or d.state <> 'pending' or d.next_at <= $3))
       for update of m`,
     [query.siteId, query.type, iso(query.now)],
@@ -176,17 +180,18 @@ export async function scheduledMessages(
   return rows.map((r) => ({ id: r.id, subject: r.subject, occurredAt: time(r.occurred_at) }));
 }
 
-/** Deletes messages (and their deliveries) that were never tried. */
+/** Deletes the site's messages (and their deliveries) that were never tried. */
 export async function dropMessages(
   tx: Queryable,
   schema: string,
+  siteId: string,
   ids: readonly string[],
 ): Promise<void> {
   if (ids.length === 0) return;
   await tx.query(
     `delete from ${schema}.webhook_messages
-      where id in (select value from json_array_elements_text($1::json))`,
-    [JSON.stringify(ids)],
+      where site_id = $1 and id in (select value from json_array_elements_text($2::json))`,
+    [siteId, JSON.stringify(ids)],
   );
 }
 
@@ -242,7 +247,8 @@ export async function syncWebhooks(
     await tx.query(
       `delete from ${schema}.webhook_deliveries d
         using ${schema}.webhook_messages m
-        where d.message_id = m.id and d.site_id = $1 and d.state = 'pending'
+        where d.site_id = m.site_id and d.message_id = m.id and d.site_id = $1
+          and d.state = 'pending'
           and d.attempts = 0 and d.next_at > $2
           and not exists (select 1 from ${schema}.webhooks w
                            where w.site_id = d.site_id and w.url = d.url

@@ -37,6 +37,8 @@ export interface Attempt {
   body: string;
   /** WEBHOOK_ALLOW_PRIVATE=1: any address may be reached. */
   allowPrivate: boolean;
+  /** WEBHOOK_ALLOW_INSECURE=1: an http URL may be used (one stored while it was set, say). */
+  allowInsecure: boolean;
   /** The longest the attempt may take, answer included. */
   timeoutMs: number;
   resolve?: Resolve;
@@ -82,6 +84,13 @@ export function sendAttempt(attempt: Attempt): Promise<AttemptResult> {
   const url = URL.parse(attempt.url);
   if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
     return Promise.resolve({ ok: false, status: null, error: "not an http or https URL" });
+  }
+  if (url.protocol === "http:" && !attempt.allowInsecure) {
+    return Promise.resolve({
+      ok: false,
+      status: null,
+      error: "refused: an http URL needs WEBHOOK_ALLOW_INSECURE=1",
+    });
   }
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host) && !attempt.allowPrivate) {

@@ -27,6 +27,7 @@ const attempt = (over: Partial<Attempt> = {}): Attempt => ({
   headers: { "content-type": "application/json", "webhook-id": "msg_1" },
   body: '{"type":"lead.created"}',
   allowPrivate: true,
+  allowInsecure: true,
   timeoutMs: 10_000,
   ...over,
 });
@@ -103,6 +104,15 @@ describe("sendAttempt", () => {
     const result = await sendAttempt(attempt({ timeoutMs: 300 }));
     expect(result).toEqual({ ok: false, status: null, error: "no answer within 0.3 s" });
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it("refuses an http URL unless WEBHOOK_ALLOW_INSECURE=1 allows it", async () => {
+    expect(await sendAttempt(attempt({ allowInsecure: false }))).toEqual({
+      ok: false,
+      status: null,
+      error: "refused: an http URL needs WEBHOOK_ALLOW_INSECURE=1",
+    });
+    expect(seen).toHaveLength(0);
   });
 
   it("refuses a loopback or private IP in the URL without connecting", async () => {

@@ -21,10 +21,14 @@
  *   in one worker.
  *
  * Decisions by time (what is due, leases, retries, the `webhook-timestamp`)
- * read the injected clock; the poll and the attempt's timeout pace I/O and
- * use real time. The worker wakes every POLL_MS, when told that something
- * was enqueued (`nudge`, after the enqueuing transaction committed), and
- * when its own next retry falls due.
+ * read the injected clock; the worker's pacing and the attempt's timeout are
+ * I/O and use real time. The worker looks for due deliveries when told that
+ * something was enqueued (`nudge`, after the enqueuing transaction
+ * committed), when its own next retry falls due, every POLL_MS while its
+ * outbox holds pending deliveries (a post scheduled ahead, a retry, another
+ * replica's lease running out), and only every IDLE_POLL_MS while it holds
+ * none, so an idle service does not query storage every second; that slow
+ * look finds what a replica that died left behind.
  */
 import type { Database } from "../db/mod.ts";
 import type { Clock } from "../clock.ts";
@@ -39,6 +43,10 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** How long a claimed delivery belongs to its worker: well past the attempt's timeout. */
 export const LEASE_MS = 30_000;
 export const POLL_MS = 1_000;
+/** How often a worker whose outbox held nothing pending looks again, untold. */
+export const IDLE_POLL_MS = 60_000;
+/** A retry due within this is woken for by a timer of its own. */
+const WAKE_WITHIN_MS = 60_000;
 /** The most attempts to one URL at once, across the replicas of a service. */
 export const PER_URL = 3;
 const MAX_IN_FLIGHT = 16;
@@ -88,7 +96,9 @@ export class WebhookWorker {
   readonly #stop = new AbortController();
   #ticking: Promise<void> | undefined;
   #again = false;
-  #poll: ReturnType<typeof setInterval> | undefined;
+  #poll: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the outbox held pending deliveries at the last look (true until one was made). */
+  #pending = true;
   #prune: ReturnType<typeof setInterval> | undefined;
   #wake: ReturnType<typeof setTimeout> | undefined;
   #wakeAt = Infinity;
@@ -99,7 +109,6 @@ export class WebhookWorker {
   }
 
   start(): void {
-    this.#poll = setInterval(() => this.nudge(), this.#options.pollMs ?? POLL_MS);
     this.#prune = setInterval(() => this.#pruneOld(), PRUNE_EVERY_MS);
     this.nudge();
   }
@@ -112,18 +121,22 @@ export class WebhookWorker {
       return;
     }
     // Outside any request's trace and log scope: the nudge may come from one.
+    clearTimeout(this.#poll);
     this.#ticking = detached(() => this.#tick()).finally(() => {
       this.#ticking = undefined;
       if (this.#again) {
         this.#again = false;
         this.nudge();
+      } else if (!this.#stop.signal.aborted) {
+        const pollMs = this.#options.pollMs ?? POLL_MS;
+        this.#poll = setTimeout(() => this.nudge(), this.#pending ? pollMs : IDLE_POLL_MS);
       }
     });
   }
 
   /** Stops claiming, gives up the attempts in flight (recorded, to be made again) and waits for them. */
   async close(): Promise<void> {
-    clearInterval(this.#poll);
+    clearTimeout(this.#poll);
     clearInterval(this.#prune);
     clearTimeout(this.#wake);
     this.#stop.abort();
@@ -138,8 +151,9 @@ export class WebhookWorker {
     try {
       claimed = await this.#claim(room);
     } catch (error) {
-      // Not migrated yet, or storage away for a moment: the next poll tries again.
+      // Not migrated yet, or storage away for a moment: the next poll tries again soon.
       this.#options.log.debug("webhook claim", { schema: this.#s, error: String(error) });
+      this.#pending = true;
       return;
     }
     for (const delivery of claimed) {
@@ -181,11 +195,11 @@ export class WebhookWorker {
       const full = [...busy].filter(([, n]) => n >= PER_URL).map(([url]) => url);
       // The earliest due of each URL that has room, a few per URL, so one URL's backlog
       // never keeps the others waiting.
-      const due = await tx.query<{ message_id: string; url: string }>(
-        `select d.message_id, d.url from ${s}.webhook_deliveries d
-          where (d.message_id, d.url) in (
-            select message_id, url from (
-              select message_id, url, next_at,
+      const due = await tx.query<{ site_id: string; message_id: string; url: string }>(
+        `select d.site_id, d.message_id, d.url from ${s}.webhook_deliveries d
+          where (d.site_id, d.message_id, d.url) in (
+            select site_id, message_id, url from (
+              select site_id, message_id, url, next_at,
                      row_number() over (partition by url order by next_at) as k
                 from ${s}.webhook_deliveries
                where state = 'pending' and next_at <= $1
@@ -201,8 +215,15 @@ export class WebhookWorker {
           for update skip locked`,
         [iso(now), limit * 2, mine, JSON.stringify(full), PER_URL],
       );
-      if (due.length === 0) return [];
-      const chosen: { message_id: string; url: string }[] = [];
+      if (due.length === 0) {
+        const [{ pending }] = await tx.query<{ pending: boolean }>(
+          `select exists (select 1 from ${s}.webhook_deliveries where state = 'pending') as pending`,
+        );
+        this.#pending = pending;
+        return [];
+      }
+      this.#pending = true;
+      const chosen: { site_id: string; message_id: string; url: string }[] = [];
       for (const d of due) {
         if (chosen.length === limit) break;
         const n = busy.get(d.url) ?? 0;
@@ -226,13 +247,13 @@ export class WebhookWorker {
            update ${s}.webhook_deliveries d
               set attempts = d.attempts + 1, lease = $2, lease_until = $3::timestamptz,
                   first_attempt_at = coalesce(d.first_attempt_at, $4::timestamptz)
-             from json_to_recordset($1::json) as r(message_id text, url text)
-            where d.message_id = r.message_id and d.url = r.url
+             from json_to_recordset($1::json) as r(site_id text, message_id text, url text)
+            where d.site_id = r.site_id and d.message_id = r.message_id and d.url = r.url
            returning d.message_id, d.url, d.site_id, d.attempts, d.first_attempt_at
          )
          select c.*, m.type, m.occurred_at, m.data::text as data, w.secret
            from claimed c
-           join ${s}.webhook_messages m on m.id = c.message_id
+           join ${s}.webhook_messages m on m.site_id = c.site_id and m.id = c.message_id
            left join ${s}.webhooks w on w.site_id = c.site_id and w.url = c.url`,
         [JSON.stringify(chosen), lease, iso(now + LEASE_MS), iso(now)],
       );
@@ -283,6 +304,7 @@ export class WebhookWorker {
       },
       body,
       allowPrivate: this.#options.settings.allowPrivate,
+      allowInsecure: this.#options.settings.allowInsecure,
       timeoutMs: ATTEMPT_TIMEOUT_MS,
       resolve: this.#options.resolve,
       signal: this.#stop.signal,
@@ -310,8 +332,8 @@ export class WebhookWorker {
         `update ${s}.webhook_deliveries
             set state = $4, next_at = coalesce($5::timestamptz, next_at), lease = null,
                 lease_until = null
-          where message_id = $1 and url = $2 and lease = $3`,
-        [d.messageId, d.url, d.lease, state, next === null ? null : iso(next)],
+          where site_id = $6 and message_id = $1 and url = $2 and lease = $3`,
+        [d.messageId, d.url, d.lease, state, next === null ? null : iso(next), d.siteId],
       );
     });
     if (state !== "delivered") {
@@ -327,10 +349,12 @@ export class WebhookWorker {
     if (next !== null) this.#wakeFor(next - now);
   }
 
-  /** Wakes when a retry falls due sooner than the next poll. */
+  /**
+   * Wakes when a retry soon to come falls due, rather than at the poll after
+   * it (the first retry, 3 to 4 s after a failure, then leaves within 5 s).
+   */
   #wakeFor(ms: number): void {
-    const pollMs = this.#options.pollMs ?? POLL_MS;
-    if (ms >= pollMs || this.#stop.signal.aborted) return;
+    if (ms > WAKE_WITHIN_MS || this.#stop.signal.aborted) return;
     const at = performance.now() + ms;
     if (at >= this.#wakeAt) return;
     clearTimeout(this.#wake);
@@ -351,7 +375,8 @@ export class WebhookWorker {
           await tx.query(
             `delete from ${s}.webhook_messages m where m.created_at < $1
                and not exists (select 1 from ${s}.webhook_deliveries d
-                                where d.message_id = m.id and d.state = 'pending')`,
+                                where d.site_id = m.site_id and d.message_id = m.id
+                                  and d.state = 'pending')`,
             [before],
           );
         })

@@ -51,7 +51,7 @@ describe.each(STORAGES)("migration 6 on %s", (storage) => {
     // (migration 7), so the column is there while it writes and gone again after, as then.
     const pageTables = ["ingest.page_views", "ingest.events"];
     for (const t of pageTables) await db.exec(`alter table ${t} add column page text`);
-    // It also enqueues lead.created (migration 16): the outbox is there while it writes too.
+    // It also enqueues lead.created (migration 17): the outbox is there while it writes too.
     await db.exec(outboxTablesSql(INGEST_SCHEMA));
     for (const group of inGroups(visits, 100)) {
       await db.transaction((tx) => writeGroup(tx, group, false));

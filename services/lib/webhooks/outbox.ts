@@ -22,7 +22,7 @@ import type { Param, Queryable } from "../db/mod.ts";
 import type { WebhookType } from "../formats.ts";
 import type { WebhookDef } from "../manifest/types.ts";
 
-/** The migration that makes a schema's outbox tables (content v2, ingest v16). */
+/** The migration that makes a schema's outbox tables (content v2, ingest v17). */
 export function outboxTablesSql(schema: string): string {
   return `
     create table ${schema}.webhooks (

@@ -99,6 +99,13 @@ const GLOBAL = obj("settings every chart of the release shares", {
       port: int("collector port", 1, 65535),
       to: peers("collector peers; empty: any address on the port"),
     }),
+    webhooks: obj("egress of content and ingest to the sites' webhook receivers", {
+      ports: described(
+        { type: "array", items: { type: "integer", minimum: 1, maximum: 65535 } },
+        "receiver ports (443; add 80 for http URLs with WEBHOOK_ALLOW_INSECURE=1)",
+      ),
+      to: peers("receiver peers; empty: any address outside the private and link-local ranges"),
+    }),
   }),
   retention: obj("the daily retention CronJob (admin retention run)", {
     enabled: bool("run it"),

@@ -191,7 +191,7 @@ describe("a service before its schema is migrated", () => {
       expect((await check()).status).toBe(ServingStatus.NOT_SERVING);
       const admin = serviceClient(SiteAdminService, service.url);
       const migrated = await admin.migrate({});
-      expect(migrated.appliedVersions).toEqual([1]);
+      expect(migrated.appliedVersions).toEqual([1, 2]);
       expect((await check()).status).toBe(ServingStatus.SERVING);
     } finally {
       client.close();

@@ -15,6 +15,7 @@ import { freePort } from "./helpers/ports.ts";
 import { analyticsManifest, CHROME, SECRET_KEY } from "./helpers/marketing.ts";
 import { reportKeyOf } from "./helpers/stats.ts";
 import { runAdmin } from "./helpers/admin.ts";
+import { type Receiver, startReceiver } from "./helpers/webhook_receiver.ts";
 
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 /** A second site key of the site, sent only in the `key` query parameter. */
@@ -22,8 +23,18 @@ const QUERY_SITE_KEY = "pk_12121212121212121212121212121212";
 const REPORT_KEY = reportKeyOf("demo");
 const UNKNOWN_SITE_KEY = "pk_abababababababababababababababab";
 const WRONG_SECRET_KEY = "sk_cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd";
-/** Keys sent in headers: never written anywhere. */
-const SECRETS = [SITE_KEY, SECRET_KEY, REPORT_KEY, UNKNOWN_SITE_KEY, WRONG_SECRET_KEY];
+/** A webhook's signing secret, given only in the manifest. */
+const WEBHOOK_SECRET = "whsec_c2VjcmV0LXRoYXQtbXVzdC1uZXZlci1sZWFrLTQy";
+/** Keys sent in headers and the webhook's secret (and its key part): never written anywhere. */
+const SECRETS = [
+  SITE_KEY,
+  SECRET_KEY,
+  REPORT_KEY,
+  UNKNOWN_SITE_KEY,
+  WRONG_SECRET_KEY,
+  WEBHOOK_SECRET,
+  WEBHOOK_SECRET.slice("whsec_".length),
+];
 /** Client addresses, sent through X-Forwarded-For (TRUST_PROXY=1), and what may be kept of each. */
 const ADDRESSES = [
   { full: "203.0.113.77", kept: "203.0.113.0" },
@@ -55,7 +66,11 @@ describe("what the system writes", { timeout: 120_000 }, () => {
     OTEL_SERVICE_NAME: "crm-secrets-test",
     OTEL_BSP_SCHEDULE_DELAY: "200",
     OTEL_METRIC_EXPORT_INTERVAL: "500",
+    // The webhook's receiver is on the loopback, over http.
+    WEBHOOK_ALLOW_PRIVATE: "1",
+    WEBHOOK_ALLOW_INSECURE: "1",
   };
+  const receiver: Receiver = startReceiver(WEBHOOK_SECRET);
   let running: StartedProcess | undefined;
   let written = "";
   /** What the process printed and the admin command line exported: no telemetry. */
@@ -66,6 +81,11 @@ describe("what the system writes", { timeout: 120_000 }, () => {
     const manifest = await analyticsManifest();
     manifest.reportKeys = [REPORT_KEY];
     manifest.siteKeys = [SITE_KEY, QUERY_SITE_KEY];
+    manifest.webhooks = [{
+      url: `${receiver.url}/hook`,
+      events: ["content.published", "lead.created"],
+      secret: WEBHOOK_SECRET,
+    }];
     const seed = `${dataDir}/seed.json`;
     await Deno.writeTextFile(seed, JSON.stringify(manifest));
     running = await startTask(["--seed", seed], env, { direct: true });
@@ -141,6 +161,8 @@ describe("what the system writes", { timeout: 120_000 }, () => {
         });
       }
     }
+    // The seed's content.published and a lead.created per lead reached the receiver.
+    await receiver.waitFor((d) => d.type === "lead.created", ADDRESSES.length, 60_000);
     // What the operator exports.
     const exports: string[] = [];
     for (
@@ -149,6 +171,7 @@ describe("what the system writes", { timeout: 120_000 }, () => {
         ["pageviews", "export", "demo"],
         ["leads", "export", "demo"],
         ["export-site", "demo"],
+        ["webhooks", "log", "demo"],
       ]
     ) {
       const run = await runAdmin(args, { ...ports, LOG_LEVEL: "debug" });
@@ -172,11 +195,18 @@ describe("what the system writes", { timeout: 120_000 }, () => {
       running?.process.kill("SIGKILL");
     } catch { /* stopped */ }
     await collector.shutdown();
+    await receiver.close();
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   });
 
   it("holds what was sent, so the search below can find things", () => {
     for (const id of eventIds) expect(written).toContain(id);
+    // The webhook was used: its deliveries are in the log printed, signed with the secret.
+    expect(receiver.deliveries.length).toBeGreaterThan(ADDRESSES.length);
+    for (const d of receiver.deliveries) {
+      expect(d.verified).toBe(true);
+      expect(printed).toContain(d.id);
+    }
     // Debug access logs were written, and telemetry was exported.
     expect(written).toContain('"msg":"request"');
     expect(telemetry.length).toBeGreaterThan(0);

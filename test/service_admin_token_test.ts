@@ -16,6 +16,7 @@ import { SiteAdminService } from "../services/lib/gen/crm/admin/v1/site_admin_pb
 import { AuthAdminService } from "../services/lib/gen/crm/auth/v1/auth_pb.ts";
 import { IngestAdminService } from "../services/lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { Health } from "../services/lib/gen/grpc/health/v1/health_pb.ts";
+import { WebhookAdminService } from "../services/lib/gen/crm/webhooks/v1/webhooks_pb.ts";
 
 const NO_STORAGE = { DATABASE_URL: "", REDIS_URL: "" };
 
@@ -80,6 +81,12 @@ describe("admin RPCs with ADMIN_TOKEN set", () => {
         () =>
           serviceClient(IngestAdminService, ingestUrl, options).exportEvents({ siteId: "none" }),
       ],
+      ...[["content", contentUrl], ["ingest", ingestUrl]].map(([name, url]) =>
+        [
+          `${name} WebhookAdminService`,
+          () => serviceClient(WebhookAdminService, url, options).listAttempts({ siteId: "none" }),
+        ] as [string, () => Promise<unknown>]
+      ),
     ];
   }
 

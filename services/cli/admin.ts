@@ -32,6 +32,7 @@ import {
   UsageError,
   visitorCommand,
 } from "./analytics_commands.ts";
+import { webhooksCommand } from "./webhook_commands.ts";
 
 const USAGE = `usage: deno task admin <command>
   import FILE                              upsert a site manifest
@@ -53,7 +54,9 @@ const USAGE = `usage: deno task admin <command>
   stats rebuild SITE_ID                    recompute a site's visits from its rows
                                            and print what changed
   history import SITE_ID FILE              store the page views and events of FILE (NDJSON in
-                                           the exports' shape, with "kind"); prints the counts`;
+                                           the exports' shape, with "kind"); prints the counts
+  webhooks log SITE_ID [--since ISO]       print the site's webhook delivery attempts as
+                                           NDJSON, oldest first`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
 type Command = (
@@ -132,6 +135,7 @@ const commands: Record<string, Command> = {
   retention: (clients, args, config) => retentionCommand(clients, args, config),
   stats: (clients, args, _config, io) => statsCommand(clients, args, io),
   history: (clients, args, _config, io) => historyCommand(clients, args, io),
+  webhooks: (clients, args, _config, io) => webhooksCommand(clients, args, io),
 };
 
 /**

@@ -2,13 +2,15 @@
  * Clients for the services' admin RPCs, reached through AUTH_URL, CONTENT_URL
  * and INGEST_URL: each service's crm.admin.v1.SiteAdminService (migrate,
  * import, export), with auth's and ingest's own admin services beside it on
- * the same client, and ingest-service's reports (crm.stats.v1).
+ * the same client, ingest-service's reports (crm.stats.v1), and the webhook
+ * delivery logs of content and ingest (crm.webhooks.v1).
  */
 import type { Client } from "@connectrpc/connect";
 import { SiteAdminService } from "../lib/gen/crm/admin/v1/site_admin_pb.ts";
 import { AuthAdminService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { IngestAdminService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
+import { WebhookAdminService } from "../lib/gen/crm/webhooks/v1/webhooks_pb.ts";
 import type { Config } from "../lib/config.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
 
@@ -25,6 +27,8 @@ export interface AdminClients extends SiteAdminClients {
   content: SiteAdminClient;
   ingest: SiteAdminClient & Client<typeof IngestAdminService>;
   stats: Client<typeof StatsService>;
+  /** The services with an outbox: content.published and post.published, then lead.created. */
+  webhooks: Client<typeof WebhookAdminService>[];
 }
 
 export function adminClients(config: Config, timeoutMs = 120_000): AdminClients {
@@ -38,5 +42,8 @@ export function adminClients(config: Config, timeoutMs = 120_000): AdminClients 
       ...serviceClient(IngestAdminService, config.ingestUrl, options),
     },
     stats: serviceClient(StatsService, config.ingestUrl, options),
+    webhooks: [config.contentUrl, config.ingestUrl].map((url) =>
+      serviceClient(WebhookAdminService, url, options)
+    ),
   };
 }

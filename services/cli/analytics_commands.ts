@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import type { Config } from "../lib/config.ts";
 import type { AdminClients } from "./admin_clients.ts";
-import { eventJson, leadJson, pageViewJson } from "./export_rows.ts";
+import { eventJson, leadJson, pageViewJson } from "../lib/export_rows.ts";
 import { answerJson, queryBodyOf } from "../lib/stats/wire.ts";
 import { Code, publicError } from "../lib/errors.ts";
 import { type CommandIo, pathOf } from "./command_io.ts";
@@ -17,7 +17,7 @@ export class UsageError extends Error {}
 const EXPORT_PAGE_TIMEOUT_MS = 5 * 60_000;
 const RETENTION_TIMEOUT_MS = 6 * 60 * 60_000;
 
-function sinceOf(value: string | undefined): bigint | undefined {
+export function sinceOf(value: string | undefined): bigint | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {

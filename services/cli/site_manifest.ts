@@ -52,7 +52,9 @@ export async function importManifest(
   clients: SiteAdminClients,
   manifestJson: string,
 ): Promise<ImportReport> {
-  const manifest = parseManifest(manifestJson);
+  // Whether a webhook may use http is the services' setting (WEBHOOK_ALLOW_INSECURE, where
+  // they run and deliver): their dry run decides it, with the same path and problem.
+  const manifest = parseManifest(manifestJson, { allowInsecureWebhooks: true });
   try {
     for (const service of SITE_SERVICES) {
       await clients[service].importSite({ manifestJson, dryRun: true });
@@ -87,6 +89,7 @@ export const MANIFEST_ORDER = [
   "sections",
   "posts",
   "eventTypes",
+  "webhooks",
 ];
 const SITE_ORDER = ["id", "name", "timeZone", "languages", "domains"];
 

@@ -24,6 +24,7 @@ import {
   ImportIncompleteError,
   importManifest,
   MANIFEST_ORDER,
+  mergeManifestParts,
 } from "./site_manifest.ts";
 
 describe("site manifests across auth, content and ingest", () => {
@@ -66,8 +67,8 @@ describe("site manifests across auth, content and ingest", () => {
     expect(exported.site).toEqual(fixture.site);
     expect(exported.siteKeys).toEqual(fixture.siteKeys.map(hashKey));
     expect(exported.eventTypes).toMatchObject([{ name: "signup" }]);
-    // Every member, in the contract's order.
-    expect(Object.keys(exported)).toEqual(MANIFEST_ORDER);
+    // Every member, in the contract's order; webhooks, optional, only for a site that has some.
+    expect(Object.keys(exported)).toEqual(MANIFEST_ORDER.filter((m) => m !== "webhooks"));
   });
 
   it("refuses a manifest one service refuses on the dry run, storing nothing anywhere", async () => {
@@ -111,5 +112,20 @@ describe("site manifests across auth, content and ingest", () => {
     expect(Object.keys(rerun.changes.content).length).toBeGreaterThan(0);
     expect(rerun.changed).toBe(true);
     expect((await exportManifest(clients, "shop")).pages).toMatchObject([{ marker: "home" }]);
+  });
+});
+
+describe("mergeManifestParts", () => {
+  it("puts the services' parts side by side, site members merged, in the contract's order", () => {
+    const merged = mergeManifestParts([
+      { site: { id: "demo", name: "Demo", domains: ["d.example"] }, siteKeys: [], secretKeys: [] },
+      { site: { languages: ["en"] }, blog: {}, pages: [], sections: [], posts: [], webhooks: [] },
+      { site: { timeZone: null }, eventTypes: [] },
+    ]);
+    expect(JSON.stringify(merged)).toBe(
+      '{"site":{"id":"demo","name":"Demo","timeZone":null,"languages":["en"],' +
+        '"domains":["d.example"]},"siteKeys":[],"secretKeys":[],"blog":{},"pages":[],' +
+        '"sections":[],"posts":[],"eventTypes":[],"webhooks":[]}',
+    );
   });
 });

@@ -14,6 +14,9 @@ import { ContentStore } from "./storage.ts";
 import { SITE_CACHE_TTL_MS, SiteContentCache } from "./site_cache.ts";
 import { contentHandlers } from "./handlers.ts";
 import { contentSitePart } from "./admin_handlers.ts";
+import { WebhookAdminService } from "../lib/gen/crm/webhooks/v1/webhooks_pb.ts";
+import { webhookAdminHandlers } from "../lib/webhooks/admin.ts";
+import { WebhookWorker } from "../lib/webhooks/worker.ts";
 
 /**
  * content-service as a definition: its schema, the services it mounts and how
@@ -25,10 +28,19 @@ export function contentService(platform: Platform): ServiceDefinition {
     name: "content",
     schema: CONTENT_SCHEMA,
     migrations: contentMigrations,
-    services: [ContentService, SiteAdminService],
+    services: [ContentService, SiteAdminService, WebhookAdminService],
     setup(context) {
       const store = new ContentStore(context.db);
       const cache = new SiteContentCache(store, platform.bus, platform.clock);
+      // Delivers content.published and post.published from this schema's outbox.
+      const webhooks = new WebhookWorker({
+        db: context.db,
+        schema: CONTENT_SCHEMA,
+        clock: platform.clock,
+        log: context.platform.log,
+        settings: platform.config.webhooks,
+      });
+      webhooks.start();
       return {
         routes(router) {
           router.service(
@@ -37,12 +49,27 @@ export function contentService(platform: Platform): ServiceDefinition {
           );
           router.service(
             SiteAdminService,
-            siteAdminHandlers(context, contentSitePart(store, platform.bus)),
+            siteAdminHandlers(
+              context,
+              contentSitePart(store, {
+                bus: platform.bus,
+                clock: platform.clock,
+                enqueued: () => webhooks.nudge(),
+              }),
+            ),
+          );
+          router.service(
+            WebhookAdminService,
+            webhookAdminHandlers({
+              db: context.db,
+              schema: CONTENT_SCHEMA,
+              siteExists: (siteId) => store.siteExists(siteId),
+            }),
           );
         },
-        close() {
+        async close() {
+          await webhooks.close();
           cache.close();
-          return Promise.resolve();
         },
       };
     },

@@ -68,4 +68,67 @@ export const contentMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "webhooks and their outbox",
+    // The site's webhooks (from the manifest) and the outbox of the messages
+    // this service causes, written by the import's transaction
+    // (lib/webhooks/outbox.ts); and the sites' version column, never used, goes.
+    sql: `
+    create table content.webhooks (
+      site_id text not null,
+      url text not null,
+      events jsonb not null,
+      secret text not null,
+      position int not null,
+      primary key (site_id, url)
+    );
+    create table content.webhook_messages (
+      site_id text not null,
+      id text not null,
+      type text not null,
+      occurred_at timestamptz not null,
+      subject text,
+      data json not null,
+      created_at timestamptz not null,
+      primary key (site_id, id)
+    );
+    create index webhook_messages_by_subject
+      on content.webhook_messages (site_id, type, subject) where subject is not null;
+    create index webhook_messages_by_age on content.webhook_messages (created_at);
+    create table content.webhook_deliveries (
+      site_id text not null,
+      message_id text not null,
+      url text not null,
+      state text not null default 'pending' check (state in ('pending', 'delivered', 'failed')),
+      attempts int not null default 0,
+      next_at timestamptz not null,
+      first_attempt_at timestamptz,
+      lease text,
+      lease_until timestamptz,
+      primary key (site_id, message_id, url),
+      foreign key (site_id, message_id)
+        references content.webhook_messages (site_id, id) on delete cascade
+    );
+    create index webhook_deliveries_due
+      on content.webhook_deliveries (next_at) where state = 'pending';
+    create index webhook_deliveries_by_url
+      on content.webhook_deliveries (url) where state = 'pending';
+    create table content.webhook_attempts (
+      site_id text not null,
+      seq bigint generated always as identity,
+      message_id text not null,
+      type text not null,
+      url text not null,
+      attempt int not null,
+      status int,
+      error text,
+      at timestamptz not null,
+      primary key (site_id, seq)
+    );
+    create index webhook_attempts_by_time on content.webhook_attempts (site_id, at, seq);
+    create index webhook_attempts_by_age on content.webhook_attempts (at);
+  
+      alter table content.sites drop column version;`,
+  },
 ];

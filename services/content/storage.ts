@@ -5,6 +5,9 @@ import type { FieldDef, Json, LanguageMap, Manifest } from "../lib/manifest/type
 import { sortPosts } from "./blog.ts";
 import type { Block, Page, Post, Section, SiteContent } from "./model.ts";
 import { cleanHtml } from "./sanitize.ts";
+import { exportWebhooks, syncWebhooks } from "../lib/webhooks/outbox.ts";
+import { CONTENT_SCHEMA } from "./migrations.ts";
+import { enqueueImportMessages } from "./webhooks.ts";
 
 interface SiteRow {
   languages: string[];
@@ -19,25 +22,28 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export class ContentStore {
   constructor(private readonly db: Database) {}
 
-  /** The whole content of a site, or undefined when no manifest was imported for it. */
-  async load(siteId: string): Promise<SiteContent | undefined> {
-    const [site] = await this.db.query<SiteRow & Record<string, unknown>>(
+  /**
+   * The whole content of a site, or undefined when no manifest was imported
+   * for it; read through `q` (a transaction's view) when given.
+   */
+  async load(siteId: string, q: Queryable = this.db): Promise<SiteContent | undefined> {
+    const [site] = await q.query<SiteRow & Record<string, unknown>>(
       `select languages, blog_page_size, blog_order, blog_scheduling
          from content.sites where site_id = $1`,
       [siteId],
     );
     if (!site) return undefined;
-    const pageRows = await this.db.query<{ marker: string; href: string }>(
+    const pageRows = await q.query<{ marker: string; href: string }>(
       "select marker, href from content.pages where site_id = $1 order by position",
       [siteId],
     );
-    const sectionRows = await this.db.query<
+    const sectionRows = await q.query<
       { marker: string; page_marker: string | null; show: boolean }
     >(
       "select marker, page_marker, show from content.sections where site_id = $1 order by position",
       [siteId],
     );
-    const blockRows = await this.db.query<{
+    const blockRows = await q.query<{
       id: number;
       section_marker: string;
       marker: string;
@@ -52,7 +58,7 @@ export class ContentStore {
          from content.blocks where site_id = $1 order by position, id`,
       [siteId],
     );
-    const postRows = await this.db.query<{
+    const postRows = await q.query<{
       slug: string;
       status: "draft" | "published";
       published_at: Date | null;
@@ -128,10 +134,16 @@ export class ContentStore {
     };
   }
 
+  async siteExists(siteId: string): Promise<boolean> {
+    const rows = await this.db.query("select 1 from content.sites where site_id = $1", [siteId]);
+    return rows.length > 0;
+  }
+
   /** The members of the site manifest this service owns, as export-site prints them. */
   async exportPart(siteId: string): Promise<Record<string, unknown> | undefined> {
     const site = await this.load(siteId);
     if (!site) return undefined;
+    const webhooks = await exportWebhooks(this.db, CONTENT_SCHEMA, siteId);
     const section = (s: Section) => ({
       marker: s.marker,
       show: s.show,
@@ -163,6 +175,8 @@ export class ContentStore {
         image: p.image,
         body: p.body,
       })),
+      // Optional in a manifest: absent when the site has none, as a manifest without any reads.
+      ...(webhooks.length > 0 ? { webhooks } : {}),
     };
   }
 
@@ -170,9 +184,11 @@ export class ContentStore {
    * Makes the stored content of the site equal to the manifest: rows are
    * inserted, updated only when they differ (so an unchanged block keeps its
    * id and updatedAt), and removed when absent. Returns counts of changes;
-   * the site's updated_at moves when anything changed.
+   * the site's updated_at moves when anything changed. The same transaction
+   * stores the site's webhooks and enqueues the messages the import causes
+   * (webhooks.ts), judged at `now`.
    */
-  async importSite(manifest: Manifest): Promise<Record<string, number>> {
+  async importSite(manifest: Manifest, now: number): Promise<Record<string, number>> {
     const siteId = manifest.site.id;
     return await this.db.transaction(async (tx) => {
       const changes: Record<string, number> = {};
@@ -197,7 +213,12 @@ export class ContentStore {
           [siteId, ...settings],
         );
         count("site");
-      } else if (!current.same) {
+      }
+      // Only webhooks that want content messages need the answers compared.
+      const told = manifest.webhooks.some((w) => w.events.some((e) => e !== "lead.created"));
+      // What the content API answered before: the site row is new, or locked and not yet changed.
+      const before = told && current ? await this.load(siteId, tx) : undefined;
+      if (current && !current.same) {
         await tx.query(
           `update content.sites set languages = $2::json, blog_page_size = $3, blog_order = $4,
                   blog_scheduling = $5 where site_id = $1`,
@@ -209,6 +230,19 @@ export class ContentStore {
       await syncPages(tx, manifest, count);
       await syncSectionsAndBlocks(tx, manifest, count);
       await syncPosts(tx, manifest, count);
+      for (
+        const [what, n] of Object.entries(
+          await syncWebhooks(tx, CONTENT_SCHEMA, siteId, manifest.webhooks, now),
+        )
+      ) changes[what] = n;
+      if (told) {
+        await enqueueImportMessages(tx, {
+          siteId,
+          before,
+          after: await this.load(siteId, tx),
+          now,
+        });
+      }
 
       if (Object.keys(changes).length) {
         await tx.query(

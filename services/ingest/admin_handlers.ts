@@ -10,6 +10,7 @@ import type { ServiceContext } from "../lib/service_runtime.ts";
 import type { SitePart } from "../lib/site_admin.ts";
 import type { IngestStore } from "./storage.ts";
 import type { Bus } from "../lib/bus.ts";
+import type { Clock } from "../lib/clock.ts";
 import { type ExportKind, exportPage } from "./exports.ts";
 import { deleteVisitor } from "./erase.ts";
 import { runRetention } from "./retention.ts";
@@ -23,11 +24,15 @@ export interface AdminDeps {
   partitions: Partitions;
 }
 
-/** The site's time zone and event types: the members site.timeZone and eventTypes. */
-export function ingestSitePart(store: IngestStore, bus: Bus): SitePart {
+/**
+ * The site's time zone and event types (the members site.timeZone and
+ * eventTypes), and its webhooks, stored for lead.created but exported by
+ * content-service.
+ */
+export function ingestSitePart(store: IngestStore, bus: Bus, clock: Clock): SitePart {
   return {
     async apply(manifest) {
-      const changes = await store.importSite(manifest);
+      const changes = await store.importSite(manifest, clock.now());
       // Every replica's cached event types of the site go at once (this one's too).
       if (Object.keys(changes).length) {
         await bus.publish("event-types-changed", manifest.site.id);

@@ -112,7 +112,8 @@ const toPageView = (r: Row): PageViewRowInit => ({
   receivedAt: receivedAt(r),
 });
 
-const toLead = (r: Row): LeadRowInit => ({
+/** A stored lead row as its export message (also the data of a lead.created webhook message). */
+export const toLead = (r: Row): LeadRowInit => ({
   id: String(r.id),
   leadId: text(r.lead_id),
   source: source(r),

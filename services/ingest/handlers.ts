@@ -52,6 +52,8 @@ export interface IngestDeps {
   partitions: Partitions;
   committer: GroupCommit<WriteItem, WriteResult>;
   clock: Clock;
+  /** Called after a commit that stored a new lead: its lead.created message is due. */
+  leadsStored?(): void;
 }
 
 function rawItem(item: IngestItem, clock: Clock): RawItem | undefined {
@@ -141,6 +143,7 @@ export function ingestHandlers(deps: IngestDeps): ServiceImpl<typeof IngestServi
     if (writes.length > 0) {
       await deps.partitions.ensure(months);
       const written = await deps.committer.submit(writes);
+      if (written.some((w, i) => writes[i].kind === "lead" && !w.duplicate)) deps.leadsStored?.();
       written.forEach((w, i) => {
         results[positions[i]] = {
           outcome: w.duplicate ? Outcome.DUPLICATE : Outcome.STORED,

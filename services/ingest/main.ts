@@ -25,6 +25,9 @@ import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsHandlers } from "./stats/service.ts";
 import { statsEngine } from "./stats/engine.ts";
 import { buildAllRollups } from "./stats/rollups.ts";
+import { WebhookAdminService } from "../lib/gen/crm/webhooks/v1/webhooks_pb.ts";
+import { webhookAdminHandlers } from "../lib/webhooks/admin.ts";
+import { WebhookWorker } from "../lib/webhooks/worker.ts";
 
 const PARTITION_CHECK_MS = 60 * 60_000;
 /** How often the rollups of ended days and months, or stale ones, are built. */
@@ -79,7 +82,13 @@ export function ingestService(platform: Platform): ServiceDefinition {
     name: "ingest",
     schema: INGEST_SCHEMA,
     migrations: ingestMigrations,
-    services: [IngestService, IngestAdminService, SiteAdminService, StatsService],
+    services: [
+      IngestService,
+      IngestAdminService,
+      SiteAdminService,
+      StatsService,
+      WebhookAdminService,
+    ],
     setup(context) {
       const store = new IngestStore(context.db);
       const types = new EventTypeCache(
@@ -90,6 +99,15 @@ export function ingestService(platform: Platform): ServiceDefinition {
       const partitions = new Partitions(context.db);
       const committer = groupCommitFor(context.db, platform.config.statsUpkeep);
       const log = context.platform.log;
+      // Delivers lead.created from this schema's outbox.
+      const webhooks = new WebhookWorker({
+        db: context.db,
+        schema: INGEST_SCHEMA,
+        clock: platform.clock,
+        log,
+        settings: platform.config.webhooks,
+      });
+      webhooks.start();
       // Partitions for this month and the next, ahead of need (quietly until migrated).
       const ahead = () =>
         partitions.ensureAhead(platform.clock.now()).catch((error) =>
@@ -118,6 +136,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
               committer,
               enrichment: { geo, referrers },
               clock: platform.clock,
+              leadsStored: () => webhooks.nudge(),
             }),
           );
           router.service(
@@ -126,7 +145,15 @@ export function ingestService(platform: Platform): ServiceDefinition {
           );
           router.service(
             SiteAdminService,
-            siteAdminHandlers(context, ingestSitePart(store, platform.bus)),
+            siteAdminHandlers(context, ingestSitePart(store, platform.bus, platform.clock)),
+          );
+          router.service(
+            WebhookAdminService,
+            webhookAdminHandlers({
+              db: context.db,
+              schema: INGEST_SCHEMA,
+              siteExists: (siteId) => store.siteExists(siteId),
+            }),
           );
           router.service(
             StatsService,
@@ -146,6 +173,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
           await building;
           types.close();
           await committer.drained();
+          await webhooks.close();
         },
       };
     },

@@ -1,4 +1,5 @@
 import type { Migration } from "../lib/db/migrate.ts";
+
 export const INGEST_SCHEMA = "ingest";
 
 export const ingestMigrations: Migration[] = [
@@ -855,5 +856,66 @@ export const ingestMigrations: Migration[] = [
       insert into ingest.visit_spans
         select site_id, max(last_at - first_at) from ingest.visits group by site_id;
     `,
+  },
+  {
+    version: 18,
+    name: "webhooks and their outbox",
+    // The site's webhooks (from the manifest) and the outbox of lead.created
+    // messages, written by the writer's transaction (lib/webhooks/outbox.ts).
+    sql: `
+    create table ingest.webhooks (
+      site_id text not null,
+      url text not null,
+      events jsonb not null,
+      secret text not null,
+      position int not null,
+      primary key (site_id, url)
+    );
+    create table ingest.webhook_messages (
+      site_id text not null,
+      id text not null,
+      type text not null,
+      occurred_at timestamptz not null,
+      subject text,
+      data json not null,
+      created_at timestamptz not null,
+      primary key (site_id, id)
+    );
+    create index webhook_messages_by_subject
+      on ingest.webhook_messages (site_id, type, subject) where subject is not null;
+    create index webhook_messages_by_age on ingest.webhook_messages (created_at);
+    create table ingest.webhook_deliveries (
+      site_id text not null,
+      message_id text not null,
+      url text not null,
+      state text not null default 'pending' check (state in ('pending', 'delivered', 'failed')),
+      attempts int not null default 0,
+      next_at timestamptz not null,
+      first_attempt_at timestamptz,
+      lease text,
+      lease_until timestamptz,
+      primary key (site_id, message_id, url),
+      foreign key (site_id, message_id)
+        references ingest.webhook_messages (site_id, id) on delete cascade
+    );
+    create index webhook_deliveries_due
+      on ingest.webhook_deliveries (next_at) where state = 'pending';
+    create index webhook_deliveries_by_url
+      on ingest.webhook_deliveries (url) where state = 'pending';
+    create table ingest.webhook_attempts (
+      site_id text not null,
+      seq bigint generated always as identity,
+      message_id text not null,
+      type text not null,
+      url text not null,
+      attempt int not null,
+      status int,
+      error text,
+      at timestamptz not null,
+      primary key (site_id, seq)
+    );
+    create index webhook_attempts_by_time on ingest.webhook_attempts (site_id, at, seq);
+    create index webhook_attempts_by_age on ingest.webhook_attempts (at);
+  `,
   },
 ];

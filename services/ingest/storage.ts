@@ -1,6 +1,8 @@
 /** Ingest-service tables: site settings and event types. */
 import type { Database } from "../lib/db/mod.ts";
 import type { EventTypeDef, Manifest } from "../lib/manifest/types.ts";
+import { syncWebhooks } from "../lib/webhooks/outbox.ts";
+import { INGEST_SCHEMA } from "./migrations.ts";
 
 interface EventTypeRow {
   first_event_at?: Date | string | null;
@@ -73,12 +75,12 @@ export class IngestStore {
   }
 
   /**
-   * Makes the site's time zone and event types those of the manifest. A type
+   * Makes the site's time zone, event types and webhooks those of the manifest. A type
    * absent from the manifest is deleted when nothing was recorded under it,
    * and archived otherwise, so its name stays locked to its data. A type has
    * data once its first event was stored (first_event_at, set by the writer).
    */
-  async importSite(manifest: Manifest): Promise<Record<string, number>> {
+  async importSite(manifest: Manifest, now: number): Promise<Record<string, number>> {
     const siteId = manifest.site.id;
     return await this.db.transaction(async (tx) => {
       const changes: Record<string, number> = {};
@@ -155,7 +157,9 @@ export class IngestStore {
         );
         count(before === undefined ? "eventTypesAdded" : "eventTypesChanged");
       }
-      return changes;
+      // The webhooks too, for lead.created (export-site reads content-service's copy).
+      const hooks = await syncWebhooks(tx, INGEST_SCHEMA, siteId, manifest.webhooks, now);
+      return { ...changes, ...hooks };
     });
   }
 }

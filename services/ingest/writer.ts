@@ -34,6 +34,7 @@ import {
   VISITORS,
 } from "./tables.ts";
 import { insertWithUpkeep, recordChanges, VisitChanges } from "./stats/visits.ts";
+import { enqueueLeadsCreated } from "./lead_webhooks.ts";
 
 const key = (site: string, id: string) => `${site}\u0000${id}`;
 const json = (rows: unknown[]) => JSON.stringify(rows);
@@ -466,6 +467,7 @@ async function writeLeads(group: GroupWrite, leads: Indexed<LeadRow>[]): Promise
     ),
   );
   const fresh = new Set(added.map((r) => r.id));
+  await enqueueLeadsCreated(tx, rows.filter((r) => fresh.has(r.id)));
   const lost = proposed.filter((l) => !fresh.has(l.row.id));
   if (lost.length > 0) {
     // The lead id was used before: answer with the stored lead's id.

@@ -84,6 +84,19 @@ export interface Config {
    * for machines with cores to spare.
    */
   gatewayThread: boolean;
+  /** Outbound webhooks: what their addresses may be. */
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /**
+   * WEBHOOK_ALLOW_PRIVATE=1: deliveries may reach loopback, private,
+   * link-local and other non-public addresses (refused otherwise, checked on
+   * the resolved address of every attempt).
+   */
+  allowPrivate: boolean;
+  /** WEBHOOK_ALLOW_INSECURE=1: a manifest may name `http` webhook URLs. */
+  allowInsecure: boolean;
 }
 
 /**
@@ -163,6 +176,14 @@ function optionalUrl(env: Env, name: string, protocols: string[]): string | unde
   return url(env, name, raw, protocols);
 }
 
+/** A switch that only the exact value `1` turns on; unset or empty is off, anything else a fault. */
+function one(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return false;
+  if (raw !== "1") throw new ConfigError(`${name} must be 1 or unset, got "${raw}"`);
+  return true;
+}
+
 const LOG_LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 /** Reads and validates the whole configuration; throws ConfigError naming the bad setting. */
@@ -228,6 +249,10 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
     ingestThread: (env.INGEST_THREAD ?? "") !== "off",
     gatewayThread: onOff(env, "GATEWAY_THREAD", false),
+    webhooks: {
+      allowPrivate: one(env, "WEBHOOK_ALLOW_PRIVATE"),
+      allowInsecure: one(env, "WEBHOOK_ALLOW_INSECURE"),
+    },
   };
 }
 

@@ -37,3 +37,24 @@ describe("GATEWAY_THREAD", () => {
     expect(() => start({ GATEWAY_THREAD: "yes" })).toThrow(/GATEWAY_THREAD must be on or off/);
   });
 });
+
+describe("WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_INSECURE", () => {
+  it("are off unless set to exactly 1", () => {
+    expect(start({}).webhooks).toEqual({ allowPrivate: false, allowInsecure: false });
+    expect(start({ WEBHOOK_ALLOW_PRIVATE: "", WEBHOOK_ALLOW_INSECURE: "" }).webhooks)
+      .toEqual({ allowPrivate: false, allowInsecure: false });
+    expect(start({ WEBHOOK_ALLOW_PRIVATE: "1" }).webhooks)
+      .toEqual({ allowPrivate: true, allowInsecure: false });
+    expect(start({ WEBHOOK_ALLOW_INSECURE: "1" }).webhooks)
+      .toEqual({ allowPrivate: false, allowInsecure: true });
+  });
+
+  it("refuse any other value, naming the setting", () => {
+    for (const value of ["0", "true", "yes", " 1", "on"]) {
+      expect(() => start({ WEBHOOK_ALLOW_PRIVATE: value }))
+        .toThrow(new ConfigError(`WEBHOOK_ALLOW_PRIVATE must be 1 or unset, got "${value}"`));
+      expect(() => start({ WEBHOOK_ALLOW_INSECURE: value }))
+        .toThrow(/^WEBHOOK_ALLOW_INSECURE must be 1 or unset/);
+    }
+  });
+});

@@ -52,6 +52,7 @@ export const LIMITS = {
   maxEventTypesActive: 100,
   maxParamsPerEvent: 20,
   maxSecretKeysActive: 5,
+  maxWebhooks: 5,
   maxBlogWindow: 50,
   maxBlogOffset: 100_000,
   defaultBlogPageSize: 12,
@@ -76,3 +77,7 @@ export function canonicalHost(host: string): string {
   const lower = host.toLowerCase().replace(/\.$/, "");
   return lower.startsWith("www.") ? lower.slice(4) : lower;
 }
+
+/** What a webhook may be told about (CONTRACT "Webhooks"). */
+export const WEBHOOK_TYPES = ["content.published", "post.published", "lead.created"] as const;
+export type WebhookType = typeof WEBHOOK_TYPES[number];

@@ -38,7 +38,9 @@ export function siteAdminHandlers(
     migrate: () => context.migrateRpc(),
 
     async importSite({ manifestJson, dryRun }) {
-      const manifest = parseManifestOrRefuse(manifestJson);
+      const manifest = parseManifestOrRefuse(manifestJson, {
+        allowInsecureWebhooks: context.platform.config.webhooks.allowInsecure,
+      });
       const siteId = manifest.site.id;
       if (!dryRun) return { siteId, changes: await part.apply(manifest) };
       await part.check?.(manifest);

@@ -35,6 +35,7 @@ function recordingPart(refuse = false) {
 
 const context = {
   migrateRpc: () => Promise.resolve({ appliedVersions: [1, 2], currentVersion: 2 }),
+  platform: { config: { webhooks: { allowPrivate: false, allowInsecure: false } } },
 } as unknown as ServiceContext;
 
 function client(part: SitePart, options: { adminToken?: string; bearer?: string } = {}) {

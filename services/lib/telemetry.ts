@@ -109,14 +109,22 @@ export function sharedWork<T>(
 ): Promise<T> {
   if (!TRACING) return fn();
   const present = links.filter((link): link is Link => link !== undefined);
-  return outsideRequest(() =>
-    context.with(ROOT_CONTEXT, () =>
-      tracer.startActiveSpan(
-        name,
-        { kind: SpanKind.INTERNAL, links: present, attributes, root: true },
-        (span) => spanWork(span, fn),
-      ))
+  return detached(() =>
+    tracer.startActiveSpan(
+      name,
+      { kind: SpanKind.INTERNAL, links: present, attributes, root: true },
+      (span) => spanWork(span, fn),
+    )
   );
+}
+
+/**
+ * Runs fn outside any request and trace (background work started from
+ * within one, such as a worker told of new work by an RPC handler), so its
+ * logs and spans claim no request.
+ */
+export function detached<T>(fn: () => T): T {
+  return outsideRequest(() => context.with(ROOT_CONTEXT, fn));
 }
 
 const headerGetter = {

@@ -19,7 +19,16 @@ export interface BenchReport {
   notes?: string[];
 }
 
-const AVAILABLE = ["content", "ingest", "retention", "stats", "footprint", "fuzz", "soak"];
+const AVAILABLE = [
+  "content",
+  "ingest",
+  "retention",
+  "stats",
+  "footprint",
+  "fuzz",
+  "soak",
+  "webhooks",
+];
 /**
  * What `deno task bench` runs when no name is given: the ones that take a few
  * minutes. stats (10 million rows, about half an hour), fuzz (100,000

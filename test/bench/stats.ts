@@ -37,6 +37,13 @@ import { buildRollups, rollupSite } from "../../services/ingest/stats/rollups.ts
 import { funnelBodyOf, queryBodyOf } from "../../services/lib/stats/wire.ts";
 import type { Json } from "../../services/lib/stats/wire.ts";
 import { percentile } from "./measure.ts";
+import { exportPage } from "../../services/ingest/exports.ts";
+import { eventJson, pageViewJson } from "../../services/lib/export_rows.ts";
+import {
+  type HistoryRecord,
+  parseHistoryLine,
+  storeHistory,
+} from "../../services/ingest/history.ts";
 
 const PAGE_VIEWS = Number(Deno.env.get("BENCH_STATS_PAGE_VIEWS") ?? 10_000_000);
 const RUNS = Number(Deno.env.get("BENCH_STATS_RUNS") ?? 7);
@@ -53,6 +60,8 @@ const BUILT = Deno.env.get("BENCH_STATS_BUILT") === "1" && LOADED !== undefined;
 /** Which of QUERIES to time (their numbers from 0, comma-separated), all when unset. */
 const ONLY = Deno.env.get("BENCH_STATS_QUERIES")?.split(",").map(Number);
 const SITE = "bench";
+/** Records of the site's exports the benchmark imports into another site (history import). */
+const IMPORT_RECORDS = Number(Deno.env.get("BENCH_STATS_IMPORT") ?? 200_000);
 const ZONE = "Europe/Berlin";
 const DAY_MS = 86_400_000;
 /** The data: 13 months (395 days) up to the end of 2026-10-31 UTC. */
@@ -346,6 +355,7 @@ export async function run(): Promise<BenchReport> {
               (select count(*) from ingest.visits)::int as visits`,
     );
     report.notes!.push(`stored: ${JSON.stringify(sizes)}`);
+    if (IMPORT_RECORDS > 0) report.notes!.push(await importRate(db));
     if (!BUILT) await db.exec("delete from ingest.rollup_periods");
     const buildStarted = performance.now();
     const site = (await rollupSite(db, SITE))!;
@@ -399,6 +409,55 @@ export async function run(): Promise<BenchReport> {
     if (!KEEP) await fresh?.drop();
   }
   return report;
+}
+
+/**
+ * History import's rate: the first IMPORT_RECORDS page views and events of
+ * the site's exports (as `pageviews export` and `events export` print them,
+ * with their kind) checked and stored into another site, 5,000 a
+ * transaction, as the import command's calls do.
+ */
+async function importRate(db: Database): Promise<string> {
+  const target = `${SITE}-import`;
+  await db.query("delete from ingest.sites where site_id = $1", [target]);
+  await db.query("insert into ingest.sites (site_id, time_zone) values ($1, $2)", [target, ZONE]);
+  for (const [position, type] of TRAFFIC_EVENT_TYPES.entries()) {
+    await db.query(
+      `insert into ingest.event_types (site_id, name, title, description, status, params,
+              brings_revenue, currency, position)
+       values ($1, $2, $2, '', 'active', $3::json, $4, 'USD', $5)`,
+      [target, type.name, JSON.stringify(type.params), type.name === "purchase", position],
+    );
+  }
+  const lines: string[] = [];
+  for (const [kind, name] of [["page_views", "pageview"], ["events", "event"]] as const) {
+    let cursor = "";
+    do {
+      const page = await exportPage(db, kind, SITE, { cursor, pageSize: 10_000 });
+      for (const row of page.rows) {
+        // deno-lint-ignore no-explicit-any
+        const json = kind === "events" ? eventJson(row as any) : pageViewJson(row as any);
+        lines.push(JSON.stringify({ kind: name, ...json }));
+      }
+      cursor = page.nextCursor;
+    } while (cursor && lines.length < IMPORT_RECORDS * (kind === "events" ? 1 : 0.9));
+  }
+  const store = new IngestStore(db);
+  const types = new Map((await store.eventTypes(target)).map((t) => [t.name, t]));
+  const started = performance.now();
+  let stored = 0;
+  for (let i = 0; i < lines.length; i += 5_000) {
+    const records: HistoryRecord[] = [];
+    for (const [j, line] of lines.slice(i, i + 5_000).entries()) {
+      records.push(await parseHistoryLine(line, i + j + 1, { siteId: target, types, nowMs: NOW }));
+    }
+    const counts = await storeHistory(db, records);
+    stored += counts.pageviews + counts.events;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return `history import: ${stored} of ${lines.length} records stored in ${round(seconds)} s (${
+    Math.round(lines.length / seconds)
+  } records/s, checked and written 5,000 a transaction)`;
 }
 
 /** How the engine answers a query body (rollups, visits or rows). */

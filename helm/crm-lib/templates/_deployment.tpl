@@ -215,6 +215,25 @@ spec:
     {{- end }}
   egress:
     {{- include "crm.commonEgress" . | nindent 4 }}
+    {{- if has .Values.component (list "content" "ingest") }}
+    {{- $hooks := .Values.global.networkPolicy.webhooks }}
+    # Webhook deliveries; the services also refuse private addresses themselves.
+    - ports:
+        {{- range $hooks.ports }}
+        - { port: {{ . }}, protocol: TCP }
+        {{- end }}
+      to:
+        {{- if $hooks.to }}
+        {{- toYaml $hooks.to | nindent 8 }}
+        {{- else }}
+        - ipBlock:
+            cidr: 0.0.0.0/0
+            except: [10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 169.254.0.0/16, 100.64.0.0/10, 127.0.0.0/8]
+        - ipBlock:
+            cidr: "::/0"
+            except: ["fc00::/7", "fe80::/10", "::1/128"]
+        {{- end }}
+    {{- end }}
     {{- if $gateway }}
     - ports:
         - { port: {{ $g.ports.grpc }}, protocol: TCP }

@@ -1,5 +1,5 @@
 /** The site manifest (docs/operations.md) after validation, with every default filled in. */
-import type { BlockType, BlogOrder, ParamType } from "../formats.ts";
+import type { BlockType, BlogOrder, ParamType, WebhookType } from "../formats.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type LanguageMap = Record<string, string>;
@@ -80,6 +80,15 @@ export interface EventTypeDef {
   currency: string | null;
 }
 
+export interface WebhookDef {
+  /** An https URL (http only while WEBHOOK_ALLOW_INSECURE=1), as written. */
+  url: string;
+  /** The message types it is sent, in the manifest's order, no repeats. */
+  events: WebhookType[];
+  /** `whsec_` and base64: never logged, exported or traced. */
+  secret: string;
+}
+
 export interface Manifest {
   site: SiteDef;
   /** Site keys, or their exported hashes ("sha256:<hex>"). */
@@ -93,4 +102,6 @@ export interface Manifest {
   sections: SectionDef[];
   posts: PostDef[];
   eventTypes: EventTypeDef[];
+  /** Where the site's messages go; the list replaces the site's webhooks. */
+  webhooks: WebhookDef[];
 }

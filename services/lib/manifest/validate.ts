@@ -20,7 +20,10 @@ import {
   type ParamType,
   SITE_ID,
   SLUG,
+  WEBHOOK_TYPES,
+  type WebhookType,
 } from "../formats.ts";
+import { secretKeyBytes } from "../webhooks/signature.ts";
 import { isStorableUrl } from "../url_scheme.ts";
 import { isJsonObject, type JsonObject } from "../json.ts";
 import { KEY_HASH, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../keys.ts";
@@ -36,6 +39,7 @@ import type {
   PostDef,
   SectionDef,
   SiteDef,
+  WebhookDef,
 } from "./types.ts";
 
 export class ManifestError extends Error {
@@ -369,7 +373,60 @@ function eventType(value: unknown, path: string): EventTypeDef {
   return { name, title, description, status, params, bringsRevenue, currency };
 }
 
-export function validateManifest(input: unknown): Manifest {
+export interface ValidateOptions {
+  /** WEBHOOK_ALLOW_INSECURE=1: webhook URLs may use http as well as https. */
+  allowInsecureWebhooks?: boolean;
+}
+
+const MAX_WEBHOOK_URL = 2048;
+
+function webhookUrl(value: unknown, path: string, options: ValidateOptions): string {
+  const text = string(value, path);
+  const insecure = options.allowInsecureWebhooks === true;
+  const rule = insecure ? "must be an http or https URL" : "must be an https URL";
+  if (text.length > MAX_WEBHOOK_URL) fail(path, `must be at most ${MAX_WEBHOOK_URL} characters`);
+  const url = URL.parse(text);
+  if (!url || url.hostname === "") fail(path, rule);
+  if (url.protocol === "http:" && !insecure) {
+    fail(path, "must be an https URL (http only while WEBHOOK_ALLOW_INSECURE=1)");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") fail(path, rule);
+  // The URL is printed by export-site and webhooks log: a password in it would be too.
+  if (url.username !== "" || url.password !== "") {
+    fail(path, "must not carry a user name or password");
+  }
+  return text;
+}
+
+function webhook(value: unknown, path: string, options: ValidateOptions): WebhookDef {
+  const w = object(value, path);
+  const url = webhookUrl(w.url, `${path}.url`, options);
+  if (!Array.isArray(w.events) || w.events.length === 0) {
+    fail(`${path}.events`, "must be a non-empty array");
+  }
+  const events = w.events.map((e, i) =>
+    oneOf<WebhookType>(e, `${path}.events[${i}]`, WEBHOOK_TYPES)
+  );
+  unique(events, (i) => `${path}.events[${i}]`, "webhook type");
+  const secret = string(w.secret, `${path}.secret`);
+  if (!secretKeyBytes(secret)) {
+    // The problem never quotes the value: it is a secret.
+    fail(`${path}.secret`, "must be whsec_ followed by the base64 of 24 to 64 random bytes");
+  }
+  return { url, events, secret };
+}
+
+function webhooks(value: unknown, options: ValidateOptions): WebhookDef[] {
+  const items = array(value, "$.webhooks");
+  if (items.length > LIMITS.maxWebhooks) {
+    fail("$.webhooks", `a site has at most ${LIMITS.maxWebhooks} webhooks`);
+  }
+  const list = items.map((w, i) => webhook(w, `$.webhooks[${i}]`, options));
+  unique(list.map((w) => w.url), (i) => `$.webhooks[${i}].url`, "webhook URL");
+  return list;
+}
+
+export function validateManifest(input: unknown, options: ValidateOptions = {}): Manifest {
   const root = object(input, "$");
   const siteDef = site(root.site);
   const siteKeys = keys(root.siteKeys, "$.siteKeys", SITE_KEY, "pk_ followed by 32 lowercase hex");
@@ -428,6 +485,7 @@ export function validateManifest(input: unknown): Manifest {
   if (eventTypes.filter((e) => e.status === "active").length > LIMITS.maxEventTypesActive) {
     fail("$.eventTypes", `a site has at most ${LIMITS.maxEventTypesActive} active event types`);
   }
+  const hooks = webhooks(root.webhooks, options);
   return {
     site: siteDef,
     siteKeys,
@@ -438,16 +496,17 @@ export function validateManifest(input: unknown): Manifest {
     sections,
     posts,
     eventTypes,
+    webhooks: hooks,
   };
 }
 
 /** Parses manifest JSON text and validates it. */
-export function parseManifest(text: string): Manifest {
+export function parseManifest(text: string, options: ValidateOptions = {}): Manifest {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new ManifestError("$", `is not valid JSON (${(error as Error).message})`);
   }
-  return validateManifest(parsed);
+  return validateManifest(parsed, options);
 }

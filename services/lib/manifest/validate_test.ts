@@ -170,3 +170,80 @@ describe("validateManifest", () => {
     ).toBe("$.sections[0].marker");
   });
 });
+
+describe("webhooks", () => {
+  const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  /** The contract's example webhook. */
+  const hook = () => ({
+    url: "https://hooks.example/crm",
+    events: ["content.published", "post.published", "lead.created"],
+    secret: SECRET,
+  });
+  const withHooks = (list: unknown, options = {}) =>
+    validateManifest({ ...clone(), webhooks: list }, options);
+  const faultIn = (list: unknown, options = {}) => {
+    try {
+      withHooks(list, options);
+    } catch (error) {
+      if (error instanceof ManifestError) return `${error.path}: ${error.problem}`;
+      throw error;
+    }
+    throw new Error("manifest was accepted");
+  };
+
+  it("are optional, and kept as written", () => {
+    expect(validateManifest(clone()).webhooks).toEqual([]);
+    expect(withHooks([hook()]).webhooks).toEqual([hook()]);
+  });
+
+  it("are at most 5, each URL once", () => {
+    const five = [1, 2, 3, 4, 5].map((i) => ({ ...hook(), url: `https://hooks.example/${i}` }));
+    expect(withHooks(five).webhooks).toHaveLength(5);
+    expect(faultIn([...five, { ...hook(), url: "https://hooks.example/6" }]))
+      .toBe("$.webhooks: a site has at most 5 webhooks");
+    expect(faultIn([hook(), { ...hook(), events: ["lead.created"] }]))
+      .toBe('$.webhooks[1].url: duplicate webhook URL "https://hooks.example/crm"');
+  });
+
+  it("take https URLs, and http only when WEBHOOK_ALLOW_INSECURE=1 says so", () => {
+    const http = { ...hook(), url: "http://127.0.0.1:8099/hook" };
+    expect(faultIn([hook(), http])).toBe(
+      "$.webhooks[1].url: must be an https URL (http only while WEBHOOK_ALLOW_INSECURE=1)",
+    );
+    expect(withHooks([http], { allowInsecureWebhooks: true }).webhooks[0].url)
+      .toBe(http.url);
+    for (const url of ["ftp://hooks.example/x", "/relative", "hooks.example", "", 7]) {
+      expect(faultIn([{ ...hook(), url }], { allowInsecureWebhooks: true }))
+        .toMatch(/^\$\.webhooks\[0\]\.url: must be/);
+    }
+    expect(faultIn([{ ...hook(), url: "https://user:pw@hooks.example/x" }]))
+      .toBe("$.webhooks[0].url: must not carry a user name or password");
+  });
+
+  it("name a non-empty list of known types, each once", () => {
+    expect(faultIn([{ ...hook(), events: [] }])).toBe(
+      "$.webhooks[0].events: must be a non-empty array",
+    );
+    expect(faultIn([{ ...hook(), events: "lead.created" }]))
+      .toBe("$.webhooks[0].events: must be a non-empty array");
+    expect(faultIn([{ ...hook(), events: ["lead.created", "lead.deleted"] }]))
+      .toBe(
+        "$.webhooks[0].events[1]: must be one of content.published, post.published, lead.created",
+      );
+    expect(faultIn([{ ...hook(), events: ["lead.created", "lead.created"] }]))
+      .toBe('$.webhooks[0].events[1]: duplicate webhook type "lead.created"');
+  });
+
+  it("need a whsec_ secret of 24 to 64 bytes, and never quote it", () => {
+    const short = "whsec_" + btoa("x".repeat(23));
+    for (
+      const secret of [short, "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_not base64!", undefined]
+    ) {
+      const fault = faultIn([{ ...hook(), secret }]);
+      expect(fault).toMatch(/^\$\.webhooks\[0\]\.secret: must be/);
+      if (secret) expect(fault).not.toContain(secret);
+    }
+    expect(withHooks([{ ...hook(), secret: "whsec_" + btoa("y".repeat(64)) }]).webhooks)
+      .toHaveLength(1);
+  });
+});

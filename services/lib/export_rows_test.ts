@@ -6,9 +6,8 @@ import {
   LeadRowSchema,
   PageViewRowSchema,
   Source,
-} from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+} from "./gen/crm/ingest/v1/ingest_pb.ts";
 import { eventJson, leadJson, pageViewJson } from "./export_rows.ts";
-import { mergeManifestParts } from "./site_manifest.ts";
 
 const AT = Date.UTC(2026, 0, 10, 9, 0, 0, 123);
 const UTM = ["utmSource", "utmMedium", "utmCampaign", "utmTerm", "utmContent"];
@@ -67,20 +66,5 @@ describe("export rows as printed", () => {
     }));
     expect(Object.keys(lead).slice(0, 3)).toEqual(["id", "leadId", "source"]);
     expect(lead).toMatchObject({ source: "browser", fields: { urgent: true }, email: null });
-  });
-});
-
-describe("mergeManifestParts", () => {
-  it("puts the services' parts side by side, site members merged, in the contract's order", () => {
-    const merged = mergeManifestParts([
-      { site: { id: "demo", name: "Demo", domains: ["d.example"] }, siteKeys: [], secretKeys: [] },
-      { site: { languages: ["en"] }, blog: {}, pages: [], sections: [], posts: [] },
-      { site: { timeZone: null }, eventTypes: [] },
-    ]);
-    expect(JSON.stringify(merged)).toBe(
-      '{"site":{"id":"demo","name":"Demo","timeZone":null,"languages":["en"],' +
-        '"domains":["d.example"]},"siteKeys":[],"secretKeys":[],"blog":{},"pages":[],' +
-        '"sections":[],"posts":[],"eventTypes":[]}',
-    );
   });
 });

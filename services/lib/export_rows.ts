@@ -11,7 +11,7 @@ import {
   type PageViewRow,
   Source,
   type StoredMember,
-} from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
+} from "./gen/crm/ingest/v1/ingest_pb.ts";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 const orNull = <T>(value: T | undefined): T | null => value ?? null;

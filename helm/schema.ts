@@ -77,8 +77,18 @@ const GLOBAL = obj("settings every chart of the release shares", {
         "parentbased_traceidratio",
       ],
     }),
-    samplerArg: str("OTEL_TRACES_SAMPLER_ARG, e.g. 0.1", { pattern: "^(0(\\.\\d+)?|1(\\.0+)?)$" }),
-    resourceAttributes: str("OTEL_RESOURCE_ATTRIBUTES, e.g. deployment.environment=prod"),
+    samplerArg: str("OTEL_TRACES_SAMPLER_ARG: the ratio of new traces sampled, e.g. 0.1", {
+      pattern: "^(0(\\.\\d+)?|1(\\.0+)?)$",
+    }),
+    resourceAttributes: str(
+      "more OTEL_RESOURCE_ATTRIBUTES, e.g. deployment.environment=prod (the pod's own are always set)",
+    ),
+    batch: obj("batches of spans and log records", {
+      scheduleDelayMs: int("OTEL_BSP_SCHEDULE_DELAY and OTEL_BLRP_SCHEDULE_DELAY, ms", 100, 600000),
+      maxExportBatchSize: int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE: spans in one export", 1, 100000),
+      maxQueueSize: int("OTEL_BSP_MAX_QUEUE_SIZE: spans waiting; more are dropped", 1, 1000000),
+    }),
+    metricExportIntervalMs: int("OTEL_METRIC_EXPORT_INTERVAL, ms", 1000, 3600000),
   }),
   networkPolicy: obj("NetworkPolicies: default deny, then what each component needs", {
     enabled: bool("render the policies"),

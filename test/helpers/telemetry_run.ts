@@ -1,0 +1,117 @@
+/**
+ * A real run's telemetry: `deno task start` on the contract example site,
+ * exporting over OTLP/JSON to a stand-in collector every second, driven
+ * through every kind of request the dashboards, alerts and docs speak of
+ * (hot and cold content reads, unknown pages, stored and refused events,
+ * page views, reports queries) and through a Redis outage, then stopped
+ * with SIGTERM so the last export is flushed. What it exported is what the
+ * PromQL of the docs, the alert rules and the dashboards are checked against.
+ */
+import { startOtlpReceiver } from "./otlp_receiver.ts";
+import type { LogRecord, OtlpJson } from "./otlp_receiver.ts";
+import { logRecords } from "./otlp_receiver.ts";
+import { startTask } from "./process.ts";
+import { startOwnRedis } from "./redis_server.ts";
+
+export const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
+const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
+const SEED = "test/fixtures/contract-example.json";
+const EXPORT_MS = 1000;
+
+export interface CapturedRun {
+  /** The bodies of every /v1/metrics export, in order. */
+  metrics: OtlpJson[];
+  traces: OtlpJson[];
+  logs: LogRecord[];
+  /** What the process wrote on stderr (its JSON log lines, every request's at debug). */
+  stderr: string;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function captureRealRun(): Promise<CapturedRun> {
+  const receiver = startOtlpReceiver();
+  const redis = await startOwnRedis();
+  const dataDir = await Deno.makeTempDir({ prefix: "crm-telemetry-" });
+  try {
+    const running = await startTask(["--seed", SEED], {
+      CRM_DATA_DIR: dataDir,
+      DATABASE_URL: "",
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: `crmtelemetry${Date.now().toString(36)}:`,
+      LOG_LEVEL: "debug",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "1",
+      OTEL_BSP_SCHEDULE_DELAY: "200",
+      OTEL_BLRP_SCHEDULE_DELAY: "200",
+      OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_MS),
+    }, { direct: true });
+    const url = running.url;
+    const get = async (path: string, headers: Record<string, string> = {}) => {
+      const answer = await fetch(`${url}${path}`, {
+        headers: { "x-crm-key": SITE_KEY, ...headers },
+      });
+      await answer.body?.cancel();
+      return answer;
+    };
+    const post = async (path: string, body: unknown, headers: Record<string, string>) => {
+      const answer = await fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
+      await answer.body?.cancel();
+      return answer;
+    };
+    const round = async (n: number) => {
+      for (let i = 0; i < 10; i++) await get("/content/v1/pages/home?lang=en");
+      await get(`/content/v1/pages/home?lang=en&cold=${n}`);
+      await get("/content/v1/pages/nowhere?lang=en");
+      await get("/content/v1/blog?lang=en");
+      for (let i = 0; i < 5; i++) {
+        await post("/marketing/event", { name: "signup", event_id: `e-${n}-${i}` }, {
+          "x-event-key": SECRET_KEY,
+        });
+      }
+      await post("/marketing/event", { name: "undeclared", event_id: `u-${n}` }, {
+        "x-event-key": SECRET_KEY,
+      });
+      await post("/marketing/view", { u: "https://demo.example/", v: `v-${n}` }, {
+        origin: "https://demo.example",
+      });
+      await post("/stats/v1/query", { metrics: ["pageviews"], date_range: "7d" }, {
+        "x-report-key": "rk_" + "0".repeat(48),
+      });
+    };
+    for (let n = 0; n < 4; n++) {
+      await round(n);
+      await pause(EXPORT_MS);
+    }
+    // Redis away: the rate limits fall back to in-process windows.
+    await redis.kill();
+    for (let n = 4; n < 7; n++) {
+      await round(n);
+      await pause(EXPORT_MS);
+    }
+    await redis.restart();
+    for (let n = 7; n < 10; n++) {
+      await round(n);
+      await pause(EXPORT_MS);
+    }
+    const { stderr } = running.output();
+    const code = await running.stop();
+    if (code !== 0) throw new Error(`start stopped with ${code}:\n${stderr}`);
+    return {
+      metrics: receiver.received("/v1/metrics"),
+      traces: receiver.received("/v1/traces"),
+      logs: logRecords(receiver),
+      stderr: running.output().stderr,
+    };
+  } finally {
+    await redis.close();
+    await receiver.close();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+}

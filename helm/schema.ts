@@ -220,6 +220,20 @@ export const SCHEMAS: Record<string, Schema> = {
   crm: root({
     component: str("the component of the release-wide pods", { enum: ["admin"] }),
     image: serviceProperties("admin").image,
+    monitoring: obj("alerts and dashboards (docs/observability.md)", {
+      prometheusRule: obj("the SLO and cause alerts as a PrometheusRule (Prometheus operator)", {
+        enabled: bool("render it"),
+        labels: passthrough("labels the operator's ruleSelector matches"),
+        runbookBaseUrl: str("where docs/runbooks/ is published, ending in /; empty: the path", {
+          pattern: "^(https?://.+/)?$",
+        }),
+      }),
+      dashboards: obj("the Grafana dashboards as a ConfigMap for Grafana's sidecar", {
+        enabled: bool("render it"),
+        labels: passthrough('labels the sidecar watches (grafana_dashboard: "1")'),
+        annotations: passthrough("ConfigMap annotations, e.g. grafana_folder"),
+      }),
+    }),
     gateway: subchart("gateway"),
     auth: subchart("auth"),
     content: subchart("content"),

@@ -16,6 +16,8 @@ import { startOwnRedis } from "./redis_server.ts";
 export const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const SEED = "test/fixtures/contract-example.json";
+/** A report key the run adds to the seed, so reports queries reach ingest-service. */
+const REPORT_KEY = "rk_" + "5e".repeat(24);
 const EXPORT_MS = 1000;
 
 export interface CapturedRun {
@@ -25,6 +27,7 @@ export interface CapturedRun {
   logs: LogRecord[];
   /** What the process wrote on stderr (its JSON log lines, every request's at debug). */
   stderr: string;
+  stdout: string;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -33,8 +36,11 @@ export async function captureRealRun(): Promise<CapturedRun> {
   const receiver = startOtlpReceiver();
   const redis = await startOwnRedis();
   const dataDir = await Deno.makeTempDir({ prefix: "crm-telemetry-" });
+  const seed = `${dataDir}/seed.json`;
+  const manifest = JSON.parse(await Deno.readTextFile(SEED));
+  await Deno.writeTextFile(seed, JSON.stringify({ ...manifest, reportKeys: [REPORT_KEY] }));
   try {
-    const running = await startTask(["--seed", SEED], {
+    const running = await startTask(["--seed", seed], {
       CRM_DATA_DIR: dataDir,
       DATABASE_URL: "",
       REDIS_URL: redis.url,
@@ -43,7 +49,12 @@ export async function captureRealRun(): Promise<CapturedRun> {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-      OTEL_TRACES_SAMPLER_ARG: "1",
+      // Half the traces: log records of sampled and of unsampled requests.
+      OTEL_TRACES_SAMPLER_ARG: "0.5",
+      // Low enough for the run to meet 429s, which crm.gateway.rate_limited counts.
+      RATE_LIMIT_INVALID_KEY_PER_IP: "5",
+      // Low enough for a burst to meet 503 overloaded, the one 5xx a healthy system gives.
+      HTTP_MAX_IN_FLIGHT: "4",
       OTEL_BSP_SCHEDULE_DELAY: "200",
       OTEL_BLRP_SCHEDULE_DELAY: "200",
       OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_MS),
@@ -82,11 +93,19 @@ export async function captureRealRun(): Promise<CapturedRun> {
         origin: "https://demo.example",
       });
       await post("/stats/v1/query", { metrics: ["pageviews"], date_range: "7d" }, {
-        "x-report-key": "rk_" + "0".repeat(48),
+        "x-report-key": REPORT_KEY,
       });
+      // A key nobody has: 401, then 429 once over RATE_LIMIT_INVALID_KEY_PER_IP.
+      for (let i = 0; i < 4; i++) {
+        await get("/content/v1/langs", { "x-crm-key": "pk_" + "0".repeat(32) });
+      }
+      // Over HTTP_MAX_URL_BYTES: refused at once, counted by crm.gateway.refused.
+      await get(`/content/v1/pages/home?pad=${"x".repeat(9000)}`);
     };
     for (let n = 0; n < 4; n++) {
       await round(n);
+      // A burst past HTTP_MAX_IN_FLIGHT: some answers are 503 overloaded.
+      await Promise.all(Array.from({ length: 24 }, () => get("/content/v1/pages/home?lang=en")));
       await pause(EXPORT_MS);
     }
     // Redis away: the rate limits fall back to in-process windows.
@@ -108,6 +127,7 @@ export async function captureRealRun(): Promise<CapturedRun> {
       traces: receiver.received("/v1/traces"),
       logs: logRecords(receiver),
       stderr: running.output().stderr,
+      stdout: running.output().stdout,
     };
   } finally {
     await redis.close();

@@ -6,6 +6,7 @@
  * sources make (the tests run it); the rules are made only where sloth is
  * installed (.ci/tools.sh sloth), `--dashboards` leaves them out.
  */
+import { generatedFiles } from "./generated.ts";
 import { dashboards } from "./dashboards.ts";
 import { findTool } from "../test/helpers/tools.ts";
 
@@ -42,13 +43,7 @@ export async function sloRules(sloth: string): Promise<string> {
 
 if (import.meta.main) {
   const check = Deno.args.includes("--check");
-  const stale: string[] = [];
-  const write = async (url: URL, text: string) => {
-    const current = await Deno.readTextFile(url).catch(() => "");
-    if (current === text) return;
-    if (check) stale.push(url.pathname);
-    else await Deno.writeTextFile(url, text);
-  };
+  const { write, stale } = generatedFiles(check);
   await Deno.mkdir(DASHBOARDS_DIR, { recursive: true });
   const files = dashboardFiles();
   for (const [name, text] of Object.entries(files)) {

@@ -5,6 +5,8 @@
  * writes them; `--check` fails when a written file is not current (the test
  * suite runs it).
  */
+import { generatedFiles } from "./generated.ts";
+
 type Schema = Record<string, unknown>;
 
 const described = (schema: Schema, description: string): Schema => ({ ...schema, description });
@@ -282,13 +284,7 @@ const END = "<!-- end of helm values -->";
 if (import.meta.main) {
   const check = Deno.args.includes("--check");
   const here = new URL(".", import.meta.url);
-  const stale: string[] = [];
-  const write = async (url: URL, text: string) => {
-    const current = await Deno.readTextFile(url).catch(() => "");
-    if (current === text) return;
-    if (check) stale.push(url.pathname);
-    else await Deno.writeTextFile(url, text);
-  };
+  const { write, stale } = generatedFiles(check);
   for (const [chart, schema] of Object.entries(SCHEMAS)) {
     await write(
       new URL(`${chart}/values.schema.json`, here),

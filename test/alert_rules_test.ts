@@ -234,7 +234,7 @@ describe.runIf(haveTools("promtool"))("the alert rules", () => {
       );
       const tested = await promtool(["test", "rules", file]);
       expect(tested.code, tested.stdout + tested.stderr).toBe(0);
-      const alerts = new Set(tests.flatMap((t) => t.alert_rule_test.map((a) => a.alertname)));
+      const alerts = new Set(tests.flatMap((t) => t.alert_rule_test.map((a: Json) => a.alertname)));
       console.log(
         `[promtool test rules] ${tests.length} cases over ${alerts.size} alerts ` +
           `(${slos.length} SLOs: page and ticket fire, ticket alone, quiet; 4 cause alerts: ` +

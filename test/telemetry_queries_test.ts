@@ -187,7 +187,8 @@ describe.runIf(haveTools("promtool") && (await redisServerInstalled()))(
       for (const line of requests) {
         const record = byBody.get(JSON.stringify(line));
         expect(record, `no OTLP record for ${JSON.stringify(line)}`).toBeDefined();
-        expect(record!.severityText).toBe("DEBUG");
+        // debug, or warn for a request slower than 1 s (a busy machine has some).
+        expect(record!.severityText).toBe(line.level.toUpperCase());
         expect(record!.traceId).toBe(line.traceId);
         expect(record!.spanId).toBe(line.spanId);
         expect((record!.flags & 1) === 1).toBe(line.sampled);

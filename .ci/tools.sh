@@ -5,7 +5,8 @@
 # so a second run only checks that each is present.
 #
 #   .ci/tools.sh [TOOL ...]   TOOL: helm kubectl-validate kube kwok jaeger
-#                             toxiproxy grpcurl podman etcd; default: all
+#                             toxiproxy grpcurl podman etcd promtool sloth;
+#                             default: all
 #
 # Print the bin folder with `.ci/tools.sh --bin`.
 set -euo pipefail
@@ -22,6 +23,7 @@ KWOK_VERSION=v0.8.0
 JAEGER_VERSION=v1.76.0
 TOXIPROXY_VERSION=v2.12.0
 GRPCURL_VERSION=v1.9.4
+SLOTH_VERSION=v0.16.0
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
@@ -173,12 +175,32 @@ build_podman() {
   fi
 }
 
+# promtool (alert and recording rule checks and tests) from Debian's prometheus
+# package, unpacked without installing the server.
+build_promtool() {
+  local dir=$CACHE/promtool-debian
+  if [ ! -f "$dir/.done" ]; then
+    echo "unpacking promtool from Debian's prometheus package (cached afterwards in $dir)"
+    mkdir -p "$dir"
+    as_root apt-get update -qq
+    (cd "$dir" && apt-get download prometheus >/dev/null && dpkg -x prometheus_*.deb root && rm -f prometheus_*.deb)
+    touch "$dir/.done"
+  fi
+  link promtool "$dir/root/usr/bin/promtool"
+}
+
+# sloth: generates the chart's SLO rules (helm/crm/slo/); the test that they
+# are current runs it.
+build_sloth() {
+  go_install "$CACHE/sloth-$SLOTH_VERSION" "github.com/slok/sloth/cmd/sloth@$SLOTH_VERSION" sloth
+}
+
 build_etcd() {
   apt_install etcd-server
   link etcd "$(command -v etcd || echo /usr/bin/etcd)"
 }
 
-all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube"
+all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube promtool sloth"
 for tool in ${@:-$all}; do
   case "$tool" in
     helm) build_helm ;;
@@ -190,6 +212,8 @@ for tool in ${@:-$all}; do
     grpcurl) build_grpcurl ;;
     podman) build_podman ;;
     etcd) build_etcd ;;
+    promtool) build_promtool ;;
+    sloth) build_sloth ;;
     *) echo "tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

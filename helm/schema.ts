@@ -5,6 +5,8 @@
  * writes them; `--check` fails when a written file is not current (the test
  * suite runs it).
  */
+import { generatedFiles } from "./generated.ts";
+
 type Schema = Record<string, unknown>;
 
 const described = (schema: Schema, description: string): Schema => ({ ...schema, description });
@@ -77,8 +79,18 @@ const GLOBAL = obj("settings every chart of the release shares", {
         "parentbased_traceidratio",
       ],
     }),
-    samplerArg: str("OTEL_TRACES_SAMPLER_ARG, e.g. 0.1", { pattern: "^(0(\\.\\d+)?|1(\\.0+)?)$" }),
-    resourceAttributes: str("OTEL_RESOURCE_ATTRIBUTES, e.g. deployment.environment=prod"),
+    samplerArg: str("OTEL_TRACES_SAMPLER_ARG: the ratio of new traces sampled, e.g. 0.1", {
+      pattern: "^(0(\\.\\d+)?|1(\\.0+)?)$",
+    }),
+    resourceAttributes: str(
+      "more OTEL_RESOURCE_ATTRIBUTES, e.g. deployment.environment=prod (the pod's own are always set)",
+    ),
+    batch: obj("batches of spans and log records", {
+      scheduleDelayMs: int("OTEL_BSP_SCHEDULE_DELAY and OTEL_BLRP_SCHEDULE_DELAY, ms", 100, 600000),
+      maxExportBatchSize: int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE: spans in one export", 1, 100000),
+      maxQueueSize: int("OTEL_BSP_MAX_QUEUE_SIZE: spans waiting; more are dropped", 1, 1000000),
+    }),
+    metricExportIntervalMs: int("OTEL_METRIC_EXPORT_INTERVAL, ms", 1000, 3600000),
   }),
   networkPolicy: obj("NetworkPolicies: default deny, then what each component needs", {
     enabled: bool("render the policies"),
@@ -210,6 +222,20 @@ export const SCHEMAS: Record<string, Schema> = {
   crm: root({
     component: str("the component of the release-wide pods", { enum: ["admin"] }),
     image: serviceProperties("admin").image,
+    monitoring: obj("alerts and dashboards (docs/observability.md)", {
+      prometheusRule: obj("the SLO and cause alerts as a PrometheusRule (Prometheus operator)", {
+        enabled: bool("render it"),
+        labels: passthrough("labels the operator's ruleSelector matches"),
+        runbookBaseUrl: str("where docs/runbooks/ is published, ending in /; empty: the path", {
+          pattern: "^(https?://.+/)?$",
+        }),
+      }),
+      dashboards: obj("the Grafana dashboards as a ConfigMap for Grafana's sidecar", {
+        enabled: bool("render it"),
+        labels: passthrough('labels the sidecar watches (grafana_dashboard: "1")'),
+        annotations: passthrough("ConfigMap annotations, e.g. grafana_folder"),
+      }),
+    }),
     gateway: subchart("gateway"),
     auth: subchart("auth"),
     content: subchart("content"),
@@ -258,13 +284,7 @@ const END = "<!-- end of helm values -->";
 if (import.meta.main) {
   const check = Deno.args.includes("--check");
   const here = new URL(".", import.meta.url);
-  const stale: string[] = [];
-  const write = async (url: URL, text: string) => {
-    const current = await Deno.readTextFile(url).catch(() => "");
-    if (current === text) return;
-    if (check) stale.push(url.pathname);
-    else await Deno.writeTextFile(url, text);
-  };
+  const { write, stale } = generatedFiles(check);
   for (const [chart, schema] of Object.entries(SCHEMAS)) {
     await write(
       new URL(`${chart}/values.schema.json`, here),

@@ -8,7 +8,7 @@
  * uninstalled without a trace.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { haveTools, tool } from "./helpers/tools.ts";
 import { runCommand } from "./helpers/process.ts";
 import { type ControlPlane, KUBE_TOOLS, startControlPlane } from "./helpers/kube.ts";
@@ -30,7 +30,7 @@ function objects(yaml: string): Obj[] {
   return parseAllDocuments(yaml).map((d: { toJS(): Obj }) => d.toJS()).filter(Boolean);
 }
 
-describe.runIf(haveTools("helm", "kubectl-validate"))("helm charts", () => {
+describe.runIf(haveTools("helm", "kubectl-validate", "promtool"))("helm charts", () => {
   const helm = (args: string[]) => run(tool("helm")!, args);
 
   it("have schemas and a values table generated from the current description", async () => {
@@ -60,9 +60,21 @@ describe.runIf(haveTools("helm", "kubectl-validate"))("helm charts", () => {
         const rendered = await helm(args);
         expect(rendered.code, rendered.stderr).toBe(0);
         const file = `${dir}/${values ?? "defaults.yaml"}`;
-        await Deno.writeTextFile(file, rendered.stdout);
+        // The Prometheus operator's PrometheusRule is no Kubernetes kind:
+        // its rules are checked with promtool, the rest against the schemas.
+        const all = objects(rendered.stdout);
+        const rules = all.filter((o) => o.kind === "PrometheusRule");
+        await Deno.writeTextFile(
+          file,
+          all.filter((o) => o.kind !== "PrometheusRule").map((o) => stringify(o)).join("---\n"),
+        );
         files.push(file);
-        const kinds = objects(rendered.stdout).map((o) => o.kind);
+        for (const rule of rules) {
+          await Deno.writeTextFile(`${file}.rules.yaml`, stringify(rule.spec));
+          const checked = await run(tool("promtool")!, ["check", "rules", `${file}.rules.yaml`]);
+          expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+        }
+        const kinds = all.map((o) => o.kind);
         for (const kind of ["Deployment", "Service", "Job", "Secret", "Pod"]) {
           expect(kinds).toContain(kind);
         }
@@ -137,6 +149,84 @@ describe.runIf(haveTools("helm", "kubectl-validate"))("helm charts", () => {
       "Ingress",
       "Egress",
     ]);
+  });
+
+  it("wire probes, sampling, the pod's telemetry identity and monitoring through", async () => {
+    const rendered = await helm([
+      "template",
+      "r1",
+      "helm/crm",
+      "-f",
+      "helm/crm/ci/telemetry.yaml",
+      "-f",
+      "helm/crm/ci/monitoring.yaml",
+    ]);
+    expect(rendered.code, rendered.stderr).toBe(0);
+    const all = objects(rendered.stdout);
+    const named = (kind: string, name: string) =>
+      all.find((o) => o.kind === kind && o.metadata.name === name);
+    for (const component of ["gateway", "auth", "content", "ingest"]) {
+      const container = named("Deployment", `r1-${component}`).spec.template.spec.containers[0];
+      for (const probe of ["startupProbe", "livenessProbe", "readinessProbe"]) {
+        expect(container[probe].timeoutSeconds, `${component} ${probe}`).toBe(2);
+      }
+      const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e]));
+      expect(env.OTEL_TRACES_SAMPLER.value).toBe("parentbased_traceidratio");
+      expect(env.OTEL_TRACES_SAMPLER_ARG.value).toBe("0.1");
+      expect(env.OTEL_BSP_SCHEDULE_DELAY.value).toBe("5000");
+      expect(env.OTEL_METRIC_EXPORT_INTERVAL.value).toBe("60000");
+      expect(env.K8S_POD_UID.valueFrom.fieldRef.fieldPath).toBe("metadata.uid");
+      const attributes = Object.fromEntries(
+        env.OTEL_RESOURCE_ATTRIBUTES.value.split(",").map((pair: string) => pair.split("=")),
+      );
+      expect(attributes).toEqual({
+        "service.instance.id": "$(K8S_POD_UID)",
+        "service.version": "dev",
+        "k8s.namespace.name": "$(K8S_NAMESPACE_NAME)",
+        "k8s.pod.name": "$(K8S_POD_NAME)",
+        "k8s.pod.uid": "$(K8S_POD_UID)",
+        "k8s.node.name": "$(K8S_NODE_NAME)",
+        "k8s.container.name": component,
+        "k8s.deployment.name": `r1-${component}`,
+        "deployment.environment": "staging",
+      });
+      // The kubelet expands $(VAR) only from variables defined before it.
+      const order = container.env.map((e: Obj) => e.name);
+      expect(order.indexOf("K8S_NODE_NAME")).toBeLessThan(
+        order.indexOf("OTEL_RESOURCE_ATTRIBUTES"),
+      );
+    }
+    expect(named("Deployment", "r1-gateway").spec.template.spec.containers[0].readinessProbe)
+      .toMatchObject({ httpGet: { path: "/healthz" }, periodSeconds: 5, failureThreshold: 2 });
+
+    const rule = named("PrometheusRule", "r1-crm");
+    expect(rule.metadata.labels.release).toBe("kube-prometheus-stack");
+    const shipped = [
+      ...parse(Deno.readTextFileSync(`${ROOT}helm/crm/monitoring/slo-rules.yaml`)).groups,
+      ...parse(Deno.readTextFileSync(`${ROOT}helm/crm/monitoring/alerts.yaml`)).groups,
+    ];
+    expect(rule.spec.groups.map((g: Obj) => g.name)).toEqual(shipped.map((g: Obj) => g.name));
+    const runbooks = rule.spec.groups.flatMap((g: Obj) => g.rules)
+      .filter((r: Obj) => r.alert).map((r: Obj) => r.annotations.runbook_url);
+    expect(runbooks.length).toBeGreaterThan(0);
+    for (const url of runbooks) {
+      expect(url).toMatch(/^https:\/\/crm\.example\.com\/ops\/docs\/runbooks\/[a-z-]+\.md$/);
+    }
+    const dashboards = named("ConfigMap", "r1-crm-dashboards");
+    expect(dashboards.metadata.labels.grafana_dashboard).toBe("1");
+    expect(dashboards.metadata.annotations.grafana_folder).toBe("CRM");
+    for (const name of Object.keys(dashboards.data)) {
+      expect(dashboards.data[name]).toBe(
+        Deno.readTextFileSync(`${ROOT}helm/crm/monitoring/dashboards/${name}`),
+      );
+    }
+    expect(Object.keys(dashboards.data).sort()).toEqual(
+      [...Deno.readDirSync(`${ROOT}helm/crm/monitoring/dashboards`)].map((e) => e.name).sort(),
+    );
+    // Off by default.
+    const defaults = objects((await helm(["template", "r1", "helm/crm"])).stdout);
+    expect(defaults.map((o) => o.kind)).not.toContain("PrometheusRule");
+    expect(defaults.find((o) => o.metadata?.name === "r1-crm-dashboards")).toBeUndefined();
   });
 
   it("refuse wrong values with the schema's reason", async () => {

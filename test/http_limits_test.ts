@@ -161,10 +161,13 @@ describe("bounds on time and on requests at once", { timeout: 20_000 }, () => {
       const refused = await sys.get("/content/v1/langs");
       await expectJsonError(refused, 503, "overloaded");
       expect(refused.headers.get("retry-after")).toBe("1");
-      // The liveness probe is never refused for load.
+      // The probes are never refused for load: a busy gateway is alive and ready.
       const live = await sys.get("/livez");
       expect(live.status).toBe(200);
       await live.body?.cancel();
+      const ready = await sys.get("/healthz");
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: "ok" });
       const answers = await Promise.all(uploads.map((u) => u.answer));
       for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     } finally {

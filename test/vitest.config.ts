@@ -24,6 +24,8 @@ const SYSTEM = [
   "test/service_admin_token_test.ts",
   "test/system/**/*_test.ts",
   "test/helm_test.ts",
+  "test/alert_rules_test.ts",
+  "test/telemetry_queries_test.ts",
   "test/image_test.ts",
   "test/telemetry_jaeger_test.ts",
   "test/faults/**/*_test.ts",

@@ -56,6 +56,17 @@ export function serviceNameEnv(
   return named ? {} : { OTEL_SERVICE_NAME: serviceName };
 }
 
+/**
+ * The runtime's console capture: `replace` unless the operator chose, so that
+ * console.* calls are exported as OTLP log records and not printed as well.
+ * The structured logger then writes each line to stderr itself and exports it
+ * (services/lib/log.ts); what a command prints on purpose goes to stdout
+ * without console (run_process.ts, say).
+ */
+export function consoleEnv(env: Record<string, string | undefined>): Record<string, string> {
+  return env.OTEL_DENO_CONSOLE ? {} : { OTEL_DENO_CONSOLE: "replace" };
+}
+
 /** `deno run` arguments that start `mainModule` again with `args`, and the system's V8 flags. */
 export function relaunchArgs(mainModule: string, args: readonly string[]): string[] {
   return ["run", V8_FLAGS_ARG, "-A", mainModule, ...args];
@@ -70,7 +81,12 @@ export async function relaunchWithOtel(serviceName: string): Promise<number | un
   if (!needsOtelRuntime(env)) return undefined;
   const child = new Deno.Command(Deno.execPath(), {
     args: relaunchArgs(Deno.mainModule, Deno.args),
-    env: { OTEL_DENO: "true", [RELAUNCHED]: "1", ...serviceNameEnv(env, serviceName) },
+    env: {
+      OTEL_DENO: "true",
+      [RELAUNCHED]: "1",
+      ...consoleEnv(env),
+      ...serviceNameEnv(env, serviceName),
+    },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { needsOtelRuntime, relaunchArgs, serviceNameEnv } from "./otel_runtime.ts";
+import { consoleEnv, needsOtelRuntime, relaunchArgs, serviceNameEnv } from "./otel_runtime.ts";
 import { V8_FLAGS_ARG } from "./v8_flags.ts";
 
 describe("needsOtelRuntime", () => {
@@ -30,6 +30,14 @@ describe("serviceNameEnv", () => {
     expect(serviceNameEnv({ OTEL_RESOURCE_ATTRIBUTES: "env=prod" }, "crm")).toEqual({
       OTEL_SERVICE_NAME: "crm",
     });
+  });
+});
+
+describe("consoleEnv", () => {
+  it("exports console calls instead of printing them, unless the operator chose", () => {
+    expect(consoleEnv({})).toEqual({ OTEL_DENO_CONSOLE: "replace" });
+    expect(consoleEnv({ OTEL_DENO_CONSOLE: "capture" })).toEqual({});
+    expect(consoleEnv({ OTEL_DENO_CONSOLE: "ignore" })).toEqual({});
   });
 });
 

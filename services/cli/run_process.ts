@@ -11,9 +11,22 @@ import { describeError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/log.ts";
 import { ManifestError } from "../lib/manifest/validate.ts";
 
+const encoder = new TextEncoder();
+
+/**
+ * Prints one line on stdout. What a process prints on purpose goes straight
+ * to its output, not through console: with export on, the runtime exports
+ * console.* calls as OTLP log records instead of printing them
+ * (OTEL_DENO_CONSOLE=replace, otel_runtime.ts), and the start banner, which
+ * names the demo site's keys, belongs on the terminal only.
+ */
+export function say(line: string): void {
+  Deno.stdout.writeSync(encoder.encode(line + "\n"));
+}
+
 /** Prints one line on stderr and exits 1. */
 export function fail(message: string): never {
-  console.error(message);
+  Deno.stderr.writeSync(encoder.encode(message + "\n"));
   Deno.exit(1);
 }
 

@@ -11,7 +11,7 @@ import { startAuthService } from "../auth/main.ts";
 import { startContentService } from "../content/main.ts";
 import { startIngestService } from "../ingest/main.ts";
 import { startGateway } from "../gateway/main.ts";
-import { fail, runProcess } from "./run_process.ts";
+import { fail, runProcess, say } from "./run_process.ts";
 import { isLoopbackHost } from "../lib/ip.ts";
 
 type Starter = (platform: Platform, listen: ListenOptions) => Promise<RunningService>;
@@ -63,7 +63,7 @@ export async function main(args: string[]): Promise<void> {
             port: config.grpcPort,
             migrateOnStart: false,
           });
-        console.log(`${name} listening on ${running.url}`);
+        say(`${name} listening on ${running.url}`);
         return {
           async close() {
             await running.close();

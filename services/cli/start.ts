@@ -1,15 +1,12 @@
 /**
  * `deno task start [--seed FILE]`: the whole system in one process, with the
  * bundled demo site on first start. Prints `gateway listening on ...` once
- * every service answers its health check.
+ * the gateway is ready (every service has answered its health check).
  */
 import { userPath } from "./user_path.ts";
 import { parseArgs } from "node:util";
 import { demoKeys, startSystem } from "./system.ts";
-import { servicesHealth } from "../gateway/health.ts";
-import { serviceClient } from "../lib/rpc/client.ts";
-import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
-import { fail, runProcess } from "./run_process.ts";
+import { fail, runProcess, say } from "./run_process.ts";
 
 await runProcess({
   mode: "start",
@@ -35,37 +32,35 @@ await runProcess({
       ingestThread: config.ingestThread,
     });
 
-    const health = {
-      auth: serviceClient(Health, system.config.authUrl),
-      content: serviceClient(Health, system.config.contentUrl),
-      ingest: serviceClient(Health, system.config.ingestUrl),
-    };
+    // Ready as a cluster's gateway is: its /healthz answers 200 once every
+    // service has answered its health check SERVING.
     for (let attempt = 0;; attempt++) {
-      const statuses = await servicesHealth(health);
-      if (Object.values(statuses).every((s) => s === "SERVING")) break;
-      if (attempt > 100) fail(`services did not become ready: ${JSON.stringify(statuses)}`);
+      const answer = await fetch(`${system.gateway.url}/healthz`);
+      const body = await answer.json();
+      if (answer.status === 200) break;
+      if (attempt > 100) fail(`services did not become ready: ${JSON.stringify(body.services)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
 
     const url = system.gateway.url;
     if (system.seeded && !system.demoLoaded) {
-      console.log(`seeded site "${system.seeded.site}" from ${values.seed}`);
+      say(`seeded site "${system.seeded.site}" from ${values.seed}`);
     }
     if (system.demoLoaded) {
       const keys = await demoKeys();
-      console.log(`demo site "demo" loaded (Nordlicht Coffee Roasters, en and de)`);
-      console.log(`  site key:    ${keys.siteKey}`);
-      console.log(`  secret key:  ${keys.secretKey}`);
-      console.log(
+      say(`demo site "demo" loaded (Nordlicht Coffee Roasters, en and de)`);
+      say(`  site key:    ${keys.siteKey}`);
+      say(`  secret key:  ${keys.secretKey}`);
+      say(
         `  content:     curl -H 'x-crm-key: ${keys.siteKey}' ${url}/content/v1/pages/home`,
       );
     }
-    if (system.demoPageUrl) console.log(`  demo page:   ${system.demoPageUrl}`);
+    if (system.demoPageUrl) say(`  demo page:   ${system.demoPageUrl}`);
     if (system.demoLoaded || system.demoPageUrl) {
       const { reportKey } = await demoKeys();
-      console.log(`  dashboard:   ${url}/dashboard/ (report key ${reportKey})`);
+      say(`  dashboard:   ${url}/dashboard/ (report key ${reportKey})`);
     }
-    console.log(`gateway listening on ${url}`);
+    say(`gateway listening on ${url}`);
     return system;
   },
 });

@@ -76,8 +76,13 @@ export class InFlight {
   }
 }
 
-/** Paths never refused for load: the liveness probe must not restart a busy gateway. */
-const ALWAYS_SERVED = new Set(["/livez"]);
+/**
+ * Paths never refused for load: the liveness probe must not restart a busy
+ * gateway, and the readiness probe must not take a busy one out of the load
+ * balancer, which would pile its share onto the others. Both answer from
+ * memory at once.
+ */
+const ALWAYS_SERVED = new Set(["/livez", "/healthz"]);
 
 /**
  * Refuses a request whose head is over the bounds (414, 431), and a request

@@ -60,7 +60,7 @@ describe("requestLimits in the chain", () => {
     const lines: string[] = [];
     const log = createLogger("info", {}, (line) => lines.push(line));
     let release = () => {};
-    const held = new Promise<void>((resolve) => release = resolve);
+    let held = new Promise<void>((resolve) => release = resolve);
     const limits = {
       maxHeaders: 100,
       maxHeaderBytes: 16384,
@@ -92,5 +92,17 @@ describe("requestLimits in the chain", () => {
     // A 503 of the service behind is a failure, and is logged as one.
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toMatchObject({ level: "warn", status: 503, ip: "203.0.113.0" });
+    // The probes pass the bound while it is full: they reach the handler,
+    // which answers every path but /hold with a 503 of its own.
+    held = new Promise<void>((resolve) => release = resolve);
+    const holding = handler(ctx("/hold", "a"));
+    expect(await (await handler(ctx("/x", "b"))).json()).toEqual({ message: "overloaded" });
+    for (const probe of ["/livez", "/healthz"]) {
+      expect(await (await handler(ctx(probe, "b"))).json()).toEqual({
+        message: "service_unavailable",
+      });
+    }
+    release();
+    await holding;
   });
 });

@@ -22,6 +22,8 @@ import { Batcher } from "./batcher.ts";
 import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsApi } from "./stats_api.ts";
+import { BackendPoller, BackendStates } from "./health.ts";
+import { untraced } from "../lib/telemetry.ts";
 
 /** Calls to ingest-service in flight at once, and requests allowed to wait for one. */
 const INGEST_IN_FLIGHT = 8;
@@ -110,11 +112,16 @@ export async function startGateway(
       maxBytes: INGEST_BATCH_BYTES,
     },
   );
-  const health = {
+  const healthClients = {
     auth: serviceClient(Health, config.authUrl),
     content: serviceClient(Health, config.contentUrl),
     ingest: serviceClient(Health, config.ingestUrl),
   };
+  const health = new BackendStates(Object.keys(healthClients));
+  // Checks run in the background and outside any trace; the first round
+  // ends before the gateway listens, so beside running backends it is ready at once.
+  const poller = untraced(() => new BackendPoller(healthClients, health));
+  await poller.ready;
   const counter = platform.redis
     ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log, extras.counter)
     : extras.counter ?? new LocalCounter();
@@ -175,6 +182,8 @@ export async function startGateway(
     url: `http://${shownHost}:${server.addr.port}`,
     port: server.addr.port,
     async close() {
+      health.stop();
+      poller.close();
       // Stops accepting and waits for the requests in flight (their batches included).
       const shutdown = server.shutdown();
       await batcher.close();

@@ -60,8 +60,14 @@ export const requestIdHeader: Middleware = async (ctx, next) => {
   return response;
 };
 
+/** A request that takes longer is logged at warn whatever its answer. */
+export const SLOW_REQUEST_MS = 1000;
+
 /**
- * One log line per request. The URL is masked, so the `key` query parameter
+ * One log line per request: at debug, and at warn for a 5xx and for a
+ * request slower than SLOW_REQUEST_MS, so that failures and slow requests
+ * are never invisible when their trace was not sampled (the line carries
+ * the trace id either way). The URL is masked, so the `key` query parameter
  * (a site key) never reaches a log, and the client address is truncated as
  * it is for storage (IPv4 to its /24, IPv6 to its /48): a full address is
  * personal data that logs, kept and shipped elsewhere, must not hold.
@@ -69,19 +75,22 @@ export const requestIdHeader: Middleware = async (ctx, next) => {
 export function accessLog(log: Logger): Middleware {
   return async (ctx, next) => {
     const response = await next();
+    const ms = performance.now() - ctx.startedAt;
     // A refusal for load is the bound doing its job, counted by crm.gateway.refused.
     const failed = response.status >= 500 && ctx.refused === undefined;
-    if (!failed && log.enabled?.("debug") === false) return response;
+    const slow = ms > SLOW_REQUEST_MS;
+    if (!failed && !slow && log.enabled?.("debug") === false) return response;
     const fields = {
       method: ctx.request.method,
       path: maskUrl(ctx.url.pathname + ctx.url.search),
       route: ctx.route,
       status: response.status,
-      ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
       ip: truncateIp(ctx.ip),
       requestId: ctx.requestId,
+      ...(slow ? { slow: true } : {}),
     };
-    if (failed) log.warn("request", fields);
+    if (failed || slow) log.warn("request", fields);
     else log.debug("request", fields);
     return response;
   };

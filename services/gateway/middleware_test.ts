@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compose, type RequestContext, withRequestId } from "./http.ts";
-import { requestIdHeader } from "./middleware.ts";
+import { accessLog, requestIdHeader, SLOW_REQUEST_MS } from "./middleware.ts";
+import { createLogger } from "../lib/log.ts";
 
 const context = (requestId: string): RequestContext => ({
   request: new Request("http://gateway/x"),
@@ -50,5 +51,31 @@ describe("withRequestId", () => {
     expect(withRequestId(ctx, shared)).toEqual({ etag: '"a"', "x-request-id": "id-3" });
     expect(shared).toEqual({ etag: '"a"' });
     expect(ctx.requestIdSent).toBe(true);
+  });
+});
+
+describe("accessLog", () => {
+  const run = async (status: number, tookMs: number) => {
+    const lines: string[] = [];
+    const handler = compose(
+      [accessLog(createLogger("info", {}, (line) => lines.push(line)))],
+      () => new Response(null, { status }),
+    );
+    await handler({ ...context("id-4"), startedAt: performance.now() - tookMs });
+    return lines.map((line) => JSON.parse(line));
+  };
+
+  it("writes nothing at info for a quick answer below 500", async () => {
+    expect(await run(200, 5)).toEqual([]);
+    expect(await run(404, 5)).toEqual([]);
+  });
+
+  it("warns of every 5xx and of every request slower than the bound, whatever its answer", async () => {
+    expect(await run(502, 5)).toEqual([
+      expect.objectContaining({ level: "warn", msg: "request", status: 502, requestId: "id-4" }),
+    ]);
+    const [slow] = await run(200, SLOW_REQUEST_MS + 200);
+    expect(slow).toMatchObject({ level: "warn", status: 200, slow: true });
+    expect(slow.ms).toBeGreaterThan(SLOW_REQUEST_MS);
   });
 });

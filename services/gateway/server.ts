@@ -9,7 +9,7 @@ import { accessLog, errorBoundary, requestIdHeader, retryAfter, telemetry } from
 import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
 import { TRACING } from "../lib/telemetry.ts";
 import { clientIp } from "../lib/ip.ts";
-import { type HealthClients, healthz, livez } from "./health.ts";
+import { type BackendStates, healthz, livez } from "./health.ts";
 import { requestLimits } from "./limits.ts";
 
 export interface GatewayRoutes {
@@ -31,7 +31,8 @@ export interface GatewayHandlerOptions {
   config: Config;
   log: Logger;
   routes: GatewayRoutes;
-  health: HealthClients;
+  /** The backends' states, kept current in the background (health.ts). */
+  health: BackendStates;
 }
 
 export type ServeHandler = (

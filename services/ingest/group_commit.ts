@@ -18,7 +18,8 @@ const commitItems = meter.createHistogram("crm.ingest.commit.items", {
   advice: { explicitBucketBoundaries: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000] },
 });
 const commitDuration = meter.createHistogram("crm.ingest.commit.duration", {
-  description: "Duration of a group-commit transaction, from its start to its commit",
+  description:
+    "Duration of a group-commit transaction, from its start to its commit or failure (error.type)",
   unit: "s",
   advice: {
     explicitBucketBoundaries: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
@@ -146,7 +147,17 @@ export class GroupCommit<I, R> {
 
   async #writeChecked(items: I[]): Promise<R[]> {
     const started = performance.now();
-    const results = await this.#withDeadline(this.write(items));
+    let results: R[];
+    try {
+      results = await this.#withDeadline(this.write(items));
+    } catch (error) {
+      // A failed transaction counts with its error's class (the semantic
+      // conventions' error.type), which the commit-failure alert reads.
+      commitDuration.record((performance.now() - started) / 1000, {
+        "error.type": error instanceof Error ? error.name : "_OTHER",
+      });
+      throw error;
+    }
     commitItems.record(items.length);
     commitDuration.record((performance.now() - started) / 1000);
     if (results.length !== items.length) {

@@ -4,7 +4,7 @@
  */
 import type { LogLevel } from "./config.ts";
 import { currentRequestId } from "./request_scope.ts";
-import { traceIds } from "./telemetry.ts";
+import { traceIds, TRACING } from "./telemetry.ts";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -23,11 +23,28 @@ export interface Logger {
   enabled?(level: LogLevel): boolean;
 }
 
-export type LogSink = (line: string) => void;
+export type LogSink = (line: string, level: LogLevel) => void;
+
+/**
+ * With export on and the runtime's console capture set to `replace`
+ * (services/cli/otel_runtime.ts sets it), console.* calls become OTLP log
+ * records and print nothing: each line then goes out both ways, on stderr
+ * for `kubectl logs` and as a record of its level for the collector. The
+ * runtime stamps the record with the active span's trace id, span id and
+ * flags (the sampled bit), so a log line leads to its trace and back.
+ */
+const OTLP_LOGS = TRACING && Deno.env.get("OTEL_DENO_CONSOLE") === "replace";
+const EXPORT: Record<LogLevel, (line: string) => void> = {
+  debug: (line) => console.debug(line),
+  info: (line) => console.info(line),
+  warn: (line) => console.warn(line),
+  error: (line) => console.error(line),
+};
 
 const encoder = new TextEncoder();
-const stderrSink: LogSink = (line) => {
+const stderrSink: LogSink = (line, level) => {
   Deno.stderr.writeSync(encoder.encode(line + "\n"));
+  if (OTLP_LOGS) EXPORT[level](line);
 };
 
 export function createLogger(
@@ -46,13 +63,15 @@ export function createLogger(
     if (ids) {
       record.traceId = ids.traceId;
       record.spanId = ids.spanId;
+      // Whether the trace was kept: at a sampling ratio under 1 most are not.
+      record.sampled = ids.sampled;
     }
     if (fields) {
       for (const [k, v] of Object.entries(fields)) {
         record[k] = v instanceof Error ? { name: v.name, message: v.message } : v;
       }
     }
-    sink(JSON.stringify(record));
+    sink(JSON.stringify(record), lvl);
   };
   return {
     debug: (m, f) => write("debug", m, f),

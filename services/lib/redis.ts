@@ -6,7 +6,7 @@
  * reconnecting in the background.
  */
 import { Redis } from "ioredis";
-import { inSpan, SpanKind, TRACING } from "./telemetry.ts";
+import { activeSpan, inSpan, SpanKind, TRACING } from "./telemetry.ts";
 
 export type { Redis };
 
@@ -61,6 +61,8 @@ function traceCommands(redis: Redis, url: URL): void {
     "server.port": Number(url.port || 6379),
   };
   redis.sendCommand = ((command, stream) => {
+    // No sampled request span to hang it under: nothing to build.
+    if (!activeSpan()) return send(command, stream);
     const name = command.name.toUpperCase();
     // The span covers the command from its write to its reply.
     void inSpan(name, SpanKind.CLIENT, {

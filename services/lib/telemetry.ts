@@ -14,12 +14,14 @@ import {
   context,
   type Link,
   metrics,
+  type ObservableResult,
   propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
 } from "@opentelemetry/api";
 import { outsideRequest } from "./request_scope.ts";
 
@@ -33,13 +35,52 @@ export const meter = metrics.getMeter("crm");
 export const SITE_ID = "crm.site.id";
 
 export { SpanKind, SpanStatusCode };
-export type { Attributes, Link, Span };
+export type { Attributes, Link, ObservableResult, Span };
 
-/** The span of the work being done now, if it is recorded. */
+/**
+ * The span of the work being done now, if it is sampled. Deno's runtime
+ * reports every span as recording and drops the unsampled ones when it
+ * exports them, so the sampled flag is what says whether a child span, an
+ * attribute or an event would ever be seen: work for an unsampled trace is
+ * skipped here, which is what makes a low sampling ratio cheap.
+ */
 export function activeSpan(): Span | undefined {
   if (!TRACING) return undefined;
   const span = trace.getActiveSpan();
-  return span?.isRecording() ? span : undefined;
+  return span && sampled(span) ? span : undefined;
+}
+
+function sampled(span: Span): boolean {
+  return (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+}
+
+/** Whether the context names a trace that is not sampled (false when it names none). */
+export function unsampled(from: Context = context.active()): boolean {
+  const parent = trace.getSpanContext(from);
+  return parent !== undefined && (parent.traceFlags & TraceFlags.SAMPLED) === 0;
+}
+
+/**
+ * Runs fn under an unsampled parent, so that with a parent-based sampler
+ * neither our spans nor the runtime's fetch spans make traces of it:
+ * background chatter (the gateway's health polls) that would otherwise be a
+ * root trace every few seconds.
+ */
+export function untraced<T>(fn: () => T): T {
+  if (!TRACING) return fn();
+  const parent = trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: randomHex(16),
+    spanId: randomHex(8),
+    traceFlags: TraceFlags.NONE,
+  });
+  return context.with(parent, fn);
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
 }
 
 /** Names the site on the active span (the gateway's server span, an RPC's). */
@@ -147,11 +188,15 @@ export function injectIntoHeaders(headers: Headers, from: Context = context.acti
   propagation.inject(from, headers, { set: (carrier, key, value) => carrier.set(key, value) });
 }
 
-/** The trace and span id of the active span, for log lines. */
-export function traceIds(): { traceId: string; spanId: string } | undefined {
+/**
+ * The trace and span id of the active span, for log lines, and whether the
+ * trace is sampled (exported): an unsampled trace's id still finds the
+ * request's other log lines, but no trace.
+ */
+export function traceIds(): { traceId: string; spanId: string; sampled: boolean } | undefined {
   if (!TRACING) return undefined;
   const span = trace.getActiveSpan();
   if (!span) return undefined;
   const { traceId, spanId } = span.spanContext();
-  return { traceId, spanId };
+  return { traceId, spanId, sampled: sampled(span) };
 }

@@ -77,32 +77,43 @@ spec:
             - name: {{ ternary "http" "grpc" $gateway }}
               containerPort: {{ $port }}
               protocol: TCP
+          # Every probe answers from memory (the gateway's /healthz reads the
+          # backends' states its background poll keeps), so 2 s is ample even
+          # on a busy node; neither probe is subject to the gateway's load bound.
           {{- if $gateway }}
           startupProbe:
             httpGet: { path: /livez, port: http }
             periodSeconds: 2
+            timeoutSeconds: 2
             failureThreshold: 60
           livenessProbe:
             httpGet: { path: /livez, port: http }
             periodSeconds: 10
+            timeoutSeconds: 2
             failureThreshold: 3
+          # 503 only before every backend has served once, and while stopping:
+          # a backend's outage leaves the gateway ready (docs/operations.md, "Readiness").
           readinessProbe:
             httpGet: { path: /healthz, port: http }
             periodSeconds: 5
+            timeoutSeconds: 2
             failureThreshold: 2
           {{- else }}
           # Ready when the service's own gRPC health status is SERVING (its schema is current).
           startupProbe:
             grpc: { port: {{ $port }}, service: {{ .Values.grpcService | quote }} }
             periodSeconds: 2
+            timeoutSeconds: 2
             failureThreshold: 90
           livenessProbe:
             tcpSocket: { port: grpc }
             periodSeconds: 10
+            timeoutSeconds: 2
             failureThreshold: 3
           readinessProbe:
             grpc: { port: {{ $port }}, service: {{ .Values.grpcService | quote }} }
             periodSeconds: 5
+            timeoutSeconds: 2
             failureThreshold: 2
           {{- end }}
           lifecycle:

@@ -86,10 +86,17 @@ connections, telemetry. A service reads only what it needs.
   value: {{ $g.otel.sampler | quote }}
 - name: OTEL_TRACES_SAMPLER_ARG
   value: {{ $g.otel.samplerArg | quote }}
-{{- with $g.otel.resourceAttributes }}
-- name: OTEL_RESOURCE_ATTRIBUTES
-  value: {{ . | quote }}
-{{- end }}
+- name: OTEL_BSP_SCHEDULE_DELAY
+  value: {{ $g.otel.batch.scheduleDelayMs | quote }}
+- name: OTEL_BSP_MAX_EXPORT_BATCH_SIZE
+  value: {{ $g.otel.batch.maxExportBatchSize | quote }}
+- name: OTEL_BSP_MAX_QUEUE_SIZE
+  value: {{ $g.otel.batch.maxQueueSize | quote }}
+- name: OTEL_BLRP_SCHEDULE_DELAY
+  value: {{ $g.otel.batch.scheduleDelayMs | quote }}
+- name: OTEL_METRIC_EXPORT_INTERVAL
+  value: {{ $g.otel.metricExportIntervalMs | quote }}
+{{ include "crm.otelResource" . }}
 {{- end }}
 {{- range $name, $value := $g.env }}
 - name: {{ $name }}
@@ -99,6 +106,43 @@ connections, telemetry. A service reads only what it needs.
 - name: {{ $name }}
   value: {{ $value | quote }}
 {{- end }}
+{{- end -}}
+
+{{/*
+The pod's identity on its telemetry: the pod UID as service.instance.id (so
+replicas of one service write series and traces of their own), the image
+tag as service.version, and the k8s.* resource attributes, read through the
+downward API and expanded by the kubelet in OTEL_RESOURCE_ATTRIBUTES.
+*/}}
+{{- define "crm.otelResource" -}}
+{{- $g := .Values.global -}}
+{{- $image := $g.image | default dict -}}
+{{- $version := $image.tag | default .Values.image.tag | default .Chart.AppVersion -}}
+{{- $attributes := list
+  "service.instance.id=$(K8S_POD_UID)"
+  (printf "service.version=%s" $version)
+  "k8s.namespace.name=$(K8S_NAMESPACE_NAME)"
+  "k8s.pod.name=$(K8S_POD_NAME)"
+  "k8s.pod.uid=$(K8S_POD_UID)"
+  "k8s.node.name=$(K8S_NODE_NAME)"
+  (printf "k8s.container.name=%s" .Values.component)
+-}}
+{{- if ne .Values.component "admin" }}
+{{- $attributes = append $attributes (printf "k8s.deployment.name=%s" (include "crm.fullname" .)) -}}
+{{- end }}
+{{- with $g.otel.resourceAttributes }}
+{{- $attributes = append $attributes . -}}
+{{- end -}}
+- name: K8S_POD_UID
+  valueFrom: { fieldRef: { fieldPath: metadata.uid } }
+- name: K8S_POD_NAME
+  valueFrom: { fieldRef: { fieldPath: metadata.name } }
+- name: K8S_NAMESPACE_NAME
+  valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
+- name: K8S_NODE_NAME
+  valueFrom: { fieldRef: { fieldPath: spec.nodeName } }
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ join "," $attributes | quote }}
 {{- end -}}
 
 {{- define "crm.podSecurityContext" -}}

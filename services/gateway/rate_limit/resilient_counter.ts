@@ -17,7 +17,8 @@ const counters = new Set<WeakRef<ResilientCounter>>();
 meter.createObservableGauge("crm.redis.fallback", {
   description:
     "1 while the gateway's rate limits run on in-process windows because Redis failed, else 0",
-  unit: "1",
+  // A state, not a ratio: unit "1" would be exported to Prometheus as crm_redis_fallback_ratio.
+  unit: "{state}",
 }).addCallback((result) => {
   let degraded = false;
   for (const ref of counters) {

@@ -6,7 +6,7 @@
  * telemetry, so with it off a query costs nothing more.
  */
 import type { Database, Param, Queryable, QueryOptions, Row } from "./mod.ts";
-import { type Attributes, inSpan, meter, SpanKind } from "../telemetry.ts";
+import { activeSpan, type Attributes, inSpan, meter, SpanKind } from "../telemetry.ts";
 
 export interface StatementSummary {
   /** SELECT, INSERT, UPDATE, DELETE, ... */
@@ -47,6 +47,8 @@ export function summarize(text: string): StatementSummary {
 const MAX_TEXT = 2_000;
 
 function statementSpan<T>(system: string, text: string, fn: () => Promise<T>): Promise<T> {
+  // Unsampled or outside a request: the statement's summary would go nowhere.
+  if (!activeSpan()) return fn();
   const { operation, table } = summarize(text);
   const attributes: Attributes = {
     "db.system": system,

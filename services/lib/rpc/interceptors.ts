@@ -17,6 +17,7 @@ import {
   spanWork,
   tracer,
   TRACING,
+  unsampled,
 } from "../telemetry.ts";
 
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -33,10 +34,28 @@ function requestIdInterceptor(): Interceptor {
   };
 }
 
-const rpcDuration = meter.createHistogram("rpc.server.duration", {
+/** Seconds, as every duration the system exports (the semantic conventions' unit). */
+const rpcDuration = meter.createHistogram("rpc.server.call.duration", {
   description: "Duration of RPCs a service served",
-  unit: "ms",
-  advice: { explicitBucketBoundaries: [0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000] },
+  unit: "s",
+  advice: {
+    explicitBucketBoundaries: [
+      0.00025,
+      0.0005,
+      0.001,
+      0.0025,
+      0.005,
+      0.01,
+      0.025,
+      0.05,
+      0.1,
+      0.25,
+      0.5,
+      1,
+      2.5,
+      5,
+    ],
+  },
 });
 
 /** The rpc.* attributes of a call, on its spans and its duration. */
@@ -83,6 +102,8 @@ function serverTelemetryInterceptor(): Interceptor {
     try {
       if (!TRACING) return await next(request);
       const parent = extractFromHeaders(request.header);
+      // An unsampled caller: no span of ours (the runtime's drops it anyway).
+      if (unsampled(parent)) return await next(request);
       return await tracer.startActiveSpan(
         `${attributes["rpc.service"]}/${attributes["rpc.method"]}`,
         { kind: SpanKind.SERVER, attributes },
@@ -97,7 +118,7 @@ function serverTelemetryInterceptor(): Interceptor {
       code = error instanceof ConnectError ? Code[error.code] : "Unknown";
       throw error;
     } finally {
-      rpcDuration.record(performance.now() - started, {
+      rpcDuration.record((performance.now() - started) / 1000, {
         ...attributes,
         "rpc.connect_rpc.error_code": code,
       });
@@ -200,6 +221,11 @@ function clientRequestInterceptor(): Interceptor {
     const requestId = currentRequestId();
     if (requestId) request.header.set(REQUEST_ID_HEADER, requestId);
     if (!TRACING) return await next(request);
+    if (unsampled()) {
+      // The callee learns the trace is not sampled and skips its spans too.
+      injectIntoHeaders(request.header);
+      return await next(request);
+    }
     const attributes = rpcAttributes(request);
     const url = URL.parse(request.url);
     return await tracer.startActiveSpan(

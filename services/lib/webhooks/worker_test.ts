@@ -10,10 +10,13 @@ import { createLogger } from "../log.ts";
 import type { Database } from "../db/mod.ts";
 import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage.ts";
 import { STORAGES } from "../../../test/helpers/env.ts";
-import { enqueueMessages, newMessageId, outboxTablesSql, syncWebhooks } from "./outbox.ts";
+import { enqueueMessages, newMessageId, syncWebhooks } from "./outbox.ts";
+import { migrate } from "../db/migrate.ts";
+import { CONTENT_SCHEMA, contentMigrations } from "../../content/migrations.ts";
 import { LEASE_MS, messageBody, PER_URL, WebhookWorker } from "./worker.ts";
 
-const SCHEMA = "hooktest";
+/** The outbox as content-service's migrations make it. */
+const SCHEMA = CONTENT_SCHEMA;
 const SECRET = "whsec_" + btoa("k".repeat(24));
 const quiet = createLogger("error", {}, () => {});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -75,8 +78,9 @@ describe.each(STORAGES)("WebhookWorker on %s", (storage) => {
   beforeEach(async () => {
     fresh ??= await freshDatabase(storage);
     db = fresh.db;
-    await db.exec(`drop schema if exists ${SCHEMA} cascade; create schema ${SCHEMA};`);
-    await db.exec(outboxTablesSql(SCHEMA));
+    await db.exec(`drop schema if exists ${SCHEMA} cascade`);
+    await migrate(db, SCHEMA, contentMigrations);
+    await db.exec(`delete from ${SCHEMA}.webhook_messages`);
     await db.transaction((tx) =>
       syncWebhooks(tx, SCHEMA, "s1", [
         { url, events: ["lead.created"], secret: SECRET },

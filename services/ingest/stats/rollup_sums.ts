@@ -116,16 +116,26 @@ export function rollupOf(
 ): Map<string, { key: RollupKey; sums: Sums }> {
   const groups = new Map<string, { key: RollupKey; sums: Sums }>();
   const sums = (dimension: string, value: string | null, eventName: string | null = null) => {
-    const key = { dimension, value, eventName };
-    const text = keyText(key);
+    const text = `${dimension}\u0000${value ?? "\u0001"}\u0000${eventName ?? "\u0001"}`;
     let group = groups.get(text);
-    if (!group) groups.set(text, group = { key, sums: emptySums() });
+    if (!group) {
+      groups.set(text, group = { key: { dimension, value, eventName }, sums: emptySums() });
+    }
     return group.sums;
   };
-  const visitKeys = (attributes: Record<string, string | null>) => [
-    ...(wanted.all ? [sums(ALL, null)] : []),
-    ...wanted.attributes.map((c) => sums(`visit:${c}`, attributes[c] ?? null)),
-  ];
+  // A visit's groups, worked out once for the records that share its attribute values.
+  const ofVisit = new WeakMap<object, Sums[]>();
+  const visitKeys = (attributes: Record<string, string | null>) => {
+    let found = ofVisit.get(attributes);
+    if (!found) {
+      found = [
+        ...(wanted.all ? [sums(ALL, null)] : []),
+        ...wanted.attributes.map((c) => sums(`visit:${c}`, attributes[c] ?? null)),
+      ];
+      ofVisit.set(attributes, found);
+    }
+    return found;
+  };
   for (const v of visits) {
     for (const s of visitKeys(v.attributes)) {
       s.visits += 1;
@@ -135,7 +145,7 @@ export function rollupOf(
     }
   }
   for (const r of rows) {
-    const targets = visitKeys(r.attributes);
+    const targets = [...visitKeys(r.attributes)];
     if (wanted.page) targets.push(sums(PAGE, r.page, r.name));
     for (const key of wanted.props) {
       targets.push(sums(`${PROPS}${key}`, propertyText(r.props?.[key]), r.name));
@@ -150,7 +160,8 @@ export function rollupOf(
       if (valued) s.revenue.set(r.currency!, (s.revenue.get(r.currency!) ?? 0n) + BigInt(r.value!));
     }
   }
-  return groups;
+  // Keyed as keyText says, for the callers.
+  return new Map([...groups.values()].map((g) => [keyText(g.key), g]));
 }
 
 /** The attribute columns a visit record carries (every one, exit page included). */

@@ -62,38 +62,86 @@ export interface RollupSite {
   props: string[];
 }
 
-/** The rows of [start, end) (bots left out), each with its visitor's number and its visit's values. */
-async function rowRecords(
+/**
+ * The visits and rows of [start, end), bots left out: every visit with a row
+ * in it (its attribute values, shared by its rows' records; a mixed visit's
+ * exit page that of its human rows), those that begin in it with their
+ * values over all their rows (a mixed visit's beginning and values those of
+ * its human rows; a visit of bots alone is none), and the rows, each with
+ * its visitor's number.
+ */
+async function recordsOf(
   tx: Queryable,
   siteId: string,
   period: Period,
   columns: readonly string[],
-): Promise<RowRecord[]> {
+): Promise<{ visits: VisitRecord[]; rows: RowRecord[] }> {
+  const at = [siteId, iso(period.start), iso(period.end)];
+  const found = await tx.query<Record<string, unknown>>(
+    `with longest as (select coalesce(max(longest), interval '0') as span
+                        from ingest.visit_spans where site_id = $1)
+     select v.visit_key, v.first_at >= $2::timestamptz and not v.bot as begins, v.mixed,
+            v.pageviews, v.events,
+            (extract(epoch from v.last_at - v.first_at) * 1000)::float8 as duration_ms
+            ${columns.map((c) => `, v.${c}`).join("")}
+       from ingest.visits v
+      where v.site_id = $1 and v.first_at >= $2::timestamptz - (select span from longest)
+        and v.first_at < $3::timestamptz and v.last_at >= $2::timestamptz`,
+    at,
+  );
+  // A mixed visit (rare) counts as its human rows say: when they begin, their values, exit page.
+  const mixed = found.filter((v) => v.mixed);
+  if (mixed.length > 0) {
+    const human = await tx.query<Record<string, unknown>>(
+      `select v.visit_key, h.first_at >= $2::timestamptz and h.first_at < $3::timestamptz as begins,
+              h.pageviews, h.events, h.duration_ms, h.exit_page
+         from ingest.visits v cross join lateral (${humanPart("v")}) h
+        where v.site_id = $1 and v.visit_key = any($4::text[])`,
+      [...at, `{${mixed.map((v) => `"${v.visit_key}"`).join(",")}}`],
+    );
+    const byKey = new Map(human.map((h) => [h.visit_key, h]));
+    for (const v of mixed) {
+      const h = byKey.get(v.visit_key);
+      Object.assign(v, {
+        begins: h?.begins === true,
+        pageviews: h?.pageviews,
+        events: h?.events,
+        duration_ms: h?.duration_ms,
+        ...(columns.includes("exit_page") ? { exit_page: h?.exit_page ?? null } : {}),
+      });
+    }
+  }
+  const attributes = new Map<string, Record<string, string | null>>();
+  const visits: VisitRecord[] = [];
+  for (const v of found) {
+    const values = Object.fromEntries(columns.map((c) => [c, v[c] as string | null]));
+    attributes.set(v.visit_key as string, values);
+    if (v.begins !== true) continue;
+    visits.push({
+      pageviews: Number(v.pageviews),
+      events: Number(v.events),
+      durationMs: Number(v.duration_ms),
+      attributes: values,
+    });
+  }
   const within = (x: string) =>
     `${x}.site_id = $1 and ${x}.received_at >= $2::timestamptz and ${x}.received_at < $3::timestamptz`;
   const keys = (x: string) =>
     `${x}.seq, ${visitKeyOf(x)} as visit_key, ${visitorKeyOf(x)} as visitor_key`;
-  const rows = await tx.query<
-    Record<string, unknown> & {
-      kind: number;
-      name: string | null;
-      page: string | null;
-      props: Record<string, unknown> | null;
-      value: string | null;
-      currency: string | null;
-      visitor_key: string;
-      number: string | null;
-    }
-  >(
-    `select r.kind, r.name, r.page, r.props, r.value::text as value, r.currency, r.visitor_key,
+  const rows = await tx.query<{
+    kind: number;
+    name: string | null;
+    page: string | null;
+    props: Record<string, unknown> | null;
+    value: string | null;
+    currency: string | null;
+    visit_key: string;
+    visitor_key: string;
+    number: string | null;
+  }>(
+    `select r.kind, r.name, r.page, r.props, r.value::text as value, r.currency, r.visit_key,
+            r.visitor_key,
             coalesce(n.number, case when r.visitor_key like 'r%' then -r.seq end)::text as number
-            ${
-      columns.map((c) =>
-        c === "exit_page"
-          ? ", case when v.mixed then h.exit_page else v.exit_page end as exit_page"
-          : `, v.${c}`
-      ).join("")
-    }
        from (
          select 1 as kind, null::text as name, coalesce(p.page, ingest.url_path(p.url)) as page,
                 null::json as props, null::bigint as value, null::text as currency, ${keys("p")}
@@ -103,63 +151,27 @@ async function rowRecords(
                 ${keys("e")}
            from ingest.events e where ${within("e")} and e.bot is not true
          union all
-         select 3, null, null, null, null, null, ${keys("l")} from ingest.leads l where ${
-      within("l")
-    }
+         select 3, null, null, null, null, null, ${keys("l")} from ingest.leads l
+          where ${within("l")}
        ) r
-       join ingest.visits v on v.site_id = $1 and v.visit_key = r.visit_key
-       ${columns.includes("exit_page") ? `left join lateral (${humanPart("v")}) h on v.mixed` : ""}
        left join ingest.visitor_numbers n on n.site_id = $1 and n.visitor_key = r.visitor_key`,
-    [siteId, iso(period.start), iso(period.end)],
+    at,
   );
-  return rows.map((r) => ({
-    kind: Number(r.kind),
-    name: r.name,
-    page: r.page,
-    props: r.props,
-    value: r.value === null ? null : Number(r.value),
-    currency: r.currency,
-    visitorNumber: r.number === null ? null : Number(r.number),
-    visitorKey: r.visitor_key,
-    attributes: Object.fromEntries(columns.map((c) => [c, r[c] as string | null])),
-  }));
-}
-
-/**
- * The visits that begin in [start, end) with their values over all their
- * rows, bots left out: a visit of bots alone is none; a mixed visit's
- * values and beginning are those of its human rows.
- */
-async function visitRecords(
-  tx: Queryable,
-  siteId: string,
-  period: Period,
-  columns: readonly string[],
-): Promise<VisitRecord[]> {
-  const select = (exit: string) =>
-    columns.map((c) => `, ${c === "exit_page" ? exit : `v.${c}`}`).join("");
-  const rows = await tx.query<Record<string, unknown>>(
-    `select v.pageviews, v.events,
-            (extract(epoch from v.last_at - v.first_at) * 1000)::float8 as duration_ms${
-      select("v.exit_page")
-    }
-       from ingest.visits v
-      where v.site_id = $1 and v.first_at >= $2::timestamptz and v.first_at < $3::timestamptz
-        and not v.bot and not v.mixed
-     union all
-     select h.pageviews, h.events, h.duration_ms${select("h.exit_page")}
-       from ingest.visits v
-       cross join lateral (${humanPart("v")}) h
-      where v.site_id = $1 and v.mixed and v.first_at < $3::timestamptz
-        and h.first_at >= $2::timestamptz and h.first_at < $3::timestamptz`,
-    [siteId, iso(period.start), iso(period.end)],
-  );
-  return rows.map((r) => ({
-    pageviews: Number(r.pageviews),
-    events: Number(r.events),
-    durationMs: Number(r.duration_ms),
-    attributes: Object.fromEntries(columns.map((c) => [c, r[c] as string | null])),
-  }));
+  const none: Record<string, string | null> = {};
+  return {
+    visits,
+    rows: rows.map((r) => ({
+      kind: Number(r.kind),
+      name: r.name,
+      page: r.page,
+      props: r.props,
+      value: r.value === null ? null : Number(r.value),
+      currency: r.currency,
+      visitorNumber: r.number === null ? null : Number(r.number),
+      visitorKey: r.visitor_key,
+      attributes: attributes.get(r.visit_key) ?? none,
+    })),
+  };
 }
 
 /**
@@ -189,12 +201,8 @@ export async function sumsOf(
   period: Period,
   wanted: Wanted,
 ): Promise<Map<string, { key: RollupKey; sums: Sums }>> {
-  const columns = wanted.attributes;
-  return rollupOf(
-    await visitRecords(tx, siteId, period, columns),
-    await rowRecords(tx, siteId, period, columns),
-    wanted,
-  );
+  const { visits, rows } = await recordsOf(tx, siteId, period, wanted.attributes);
+  return rollupOf(visits, rows, wanted);
 }
 
 /** A group's sums as ingest.rollups stores them (JSON for json_to_recordset). */

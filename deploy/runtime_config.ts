@@ -13,8 +13,10 @@ const DEVELOPMENT_ONLY = [
   "@grpc/grpc-js",
   "yaml",
   "fast-check",
+  "axe-core",
+  "preact-render-to-string",
 ];
-// uplot stays: the dashboard's build bundles it in this stage.
+// uplot, preact and @preact/signals stay: the dashboard's build bundles them in this stage.
 
 const config = JSON.parse(await Deno.readTextFile("deno.json"));
 for (const name of DEVELOPMENT_ONLY) delete config.imports[name];

@@ -35,6 +35,7 @@ const UNIT = [
   "services/**/*_test.ts",
   "widget/**/*_test.ts",
   "dashboard/**/*_test.ts",
+  "dashboard/**/*_test.tsx",
   "test/bench/*_test.ts",
   "test/fuzz/parsers_test.ts",
   "test/helpers/*_test.ts",
@@ -46,6 +47,8 @@ const EXCLUDE = ["**/node_modules/**", "services/lib/gen/**", "widget/dist/**"];
 
 export default defineConfig({
   root: new URL("..", import.meta.url).pathname,
+  // The dashboard's components are Preact JSX (as deno.json's compilerOptions say for Deno).
+  oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   test: {
     // DATABASE_URL and REDIS_URL, when set, must answer: the run fails otherwise.
     globalSetup: ["test/global_setup.ts"],

@@ -1,16 +1,17 @@
 /**
- * POST /stats/v1/query (the reports) and POST /stats/v1/funnel. The gateway
- * checks what is HTTP, in this order: the report key (x-report-key; 401
- * invalid_key before the body is read), the key's limit (429, one limit for
- * both routes), the body's size (16 KB; 413) and that it is a JSON object
- * (400 invalid_body). ingest-service judges the body and answers it; the
- * typed answer is written here as the public JSON.
+ * POST /stats/v1/query (the reports), POST /stats/v1/funnel and GET
+ * /stats/v1/site (the site's zone and declared event types, for the
+ * dashboard). The gateway checks what is HTTP, in this order: the report key
+ * (x-report-key; 401 invalid_key before the body is read), the key's limit
+ * (429, one limit for the three routes), the body's size (16 KB; 413) and
+ * that it is a JSON object (400 invalid_body). ingest-service judges the body
+ * and answers it; the typed answer is written here as the public JSON.
  */
 import type { Client } from "@connectrpc/connect";
 import type { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
-import { answerJson, funnelBodyOf, funnelJson, queryBodyOf } from "../lib/stats/wire.ts";
+import { answerJson, funnelBodyOf, funnelJson, queryBodyOf, siteJson } from "../lib/stats/wire.ts";
 import { type Handler, json, jsonError } from "./http.ts";
 import { withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
@@ -27,6 +28,7 @@ import { isJsonObject } from "../lib/json.ts";
 
 export const STATS_PATH = "/stats/v1/query";
 export const FUNNEL_PATH = "/stats/v1/funnel";
+export const SITE_PATH = "/stats/v1/site";
 /** Request bodies of the query route: 16 KB. */
 export const STATS_BODY_LIMIT = 16 * 1024;
 
@@ -51,7 +53,7 @@ export function statsApi(options: StatsApiOptions): Handler {
   return async (ctx) => {
     const { request, url } = ctx;
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, "") : url.pathname;
-    if (path !== STATS_PATH && path !== FUNNEL_PATH) {
+    if (path !== STATS_PATH && path !== FUNNEL_PATH && path !== SITE_PATH) {
       return jsonError(404, {
         message: `Cannot ${request.method} ${url.pathname}`,
         error: "Not Found",
@@ -59,20 +61,21 @@ export function statsApi(options: StatsApiOptions): Handler {
       });
     }
     ctx.route = path;
+    const method = path === SITE_PATH ? "GET" : "POST";
     if (request.method === "OPTIONS") {
       return new Response(null, {
         status: 204,
         headers: {
           ...STATS_CORS,
-          "access-control-allow-methods": "POST, OPTIONS",
+          "access-control-allow-methods": `${method}, OPTIONS`,
           "access-control-allow-headers": "x-report-key, content-type",
           "access-control-max-age": "86400",
         },
       });
     }
-    if (request.method !== "POST") {
+    if (request.method !== method) {
       return withCors(
-        jsonError(405, { message: "method_not_allowed" }, { allow: "POST, OPTIONS" }),
+        jsonError(405, { message: "method_not_allowed" }, { allow: `${method}, OPTIONS` }),
         STATS_CORS,
       );
     }
@@ -83,6 +86,10 @@ export function statsApi(options: StatsApiOptions): Handler {
       ctx.siteId = caller.siteId;
       if (await options.limiter.statsLimited(options.callers.hashOf(key), now())) {
         return error(429, { message: "rate_limit_exceeded" });
+      }
+      if (path === SITE_PATH) {
+        const site = siteJson(await options.stats.site({ siteId: caller.siteId }));
+        return withCors(json(200, site, { "cache-control": "no-store" }), STATS_CORS);
       }
       let text: string;
       try {

@@ -163,7 +163,7 @@ export function ingestService(platform: Platform): ServiceDefinition {
               }),
               site: (siteId) => store.statsSite(siteId),
               now: () => platform.clock.now(),
-            }),
+            }, store),
           );
         },
         async close() {

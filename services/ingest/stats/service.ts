@@ -45,6 +45,7 @@ import {
 import { comparedRange, localTimeText, type ResolvedRange, resolveRange } from "./ranges.ts";
 import { type FunnelQuery, parseFunnel, type Step } from "./funnel_query.ts";
 import type { FunnelAnswer } from "./funnel.ts";
+import { siteAnswer, type SiteDeclarations } from "./site.ts";
 
 export interface Extent {
   first: number;
@@ -350,7 +351,11 @@ export class StatsAnswerer {
   }
 }
 
-export function statsHandlers(deps: StatsDeps): ServiceImpl<typeof StatsService> {
+/** The service's calls: queries and funnels by `deps`, the Site call from `declarations`. */
+export function statsHandlers(
+  deps: StatsDeps,
+  declarations: SiteDeclarations,
+): ServiceImpl<typeof StatsService> {
   const answerer = new StatsAnswerer(deps);
   return {
     async query({ siteId, body }) {
@@ -358,6 +363,9 @@ export function statsHandlers(deps: StatsDeps): ServiceImpl<typeof StatsService>
     },
     funnel({ siteId, body }) {
       return answerer.funnel(siteId, body);
+    },
+    site({ siteId }) {
+      return siteAnswer(declarations, siteId);
     },
   };
 }

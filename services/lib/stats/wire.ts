@@ -16,6 +16,7 @@ import type {
   Query,
   QueryBodySchema,
   QueryResponse,
+  SiteResponse,
 } from "../gen/crm/stats/v1/stats_pb.ts";
 import {
   COMPARE_PRESET_NAME,
@@ -276,5 +277,21 @@ export function funnelJson(answer: FunnelResponse): Json {
       timeZone: answer.meta?.timeZone ?? "UTC",
       dateRange: [answer.meta?.firstDay ?? "", answer.meta?.lastDay ?? ""],
     },
+  };
+}
+
+/** The public JSON answer of GET /stats/v1/site. */
+export function siteJson(answer: SiteResponse): Json {
+  return {
+    siteId: answer.siteId,
+    timeZone: answer.timeZone ?? null,
+    eventTypes: answer.eventTypes.map((type) => ({
+      name: type.name,
+      title: type.title,
+      status: type.status,
+      params: type.params.map((param) => ({ key: param.key, type: param.type })),
+      bringsRevenue: type.bringsRevenue,
+      currency: type.currency ?? null,
+    })),
   };
 }

@@ -1,0 +1,177 @@
+/// <reference lib="dom" />
+/**
+ * The page: sign in, or the dashboard of the view in the URL: the header,
+ * the filters, the top cards, the chart, the panels side by side and the
+ * funnel; in the live view (range "realtime") the same over the last 30
+ * minutes by minute, refreshed without reloading.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { api, REPORT_KEY, SignedOut } from "./api.ts";
+import { Cards } from "./cards.tsx";
+import { Chart } from "./chart.tsx";
+import { FilterBar } from "./filters.tsx";
+import { formatDays } from "./format.ts";
+import { Funnel } from "./funnel.tsx";
+import { Header } from "./header.tsx";
+import { MoreDialog, Panels } from "./panel.tsx";
+import { cardMetrics, chartQuery, comparedChartQuery, summaryQuery } from "./queries.ts";
+import { seriesOf } from "./series.ts";
+import {
+  compareOf,
+  daysBetween,
+  daysOf,
+  intervalOf,
+  intervalsFor,
+  isRealtime,
+  type View,
+} from "./state.ts";
+import {
+  keyOf,
+  pending,
+  refreshedAt,
+  signedIn,
+  signIn,
+  signInMessage,
+  signOut,
+  site,
+  update,
+  useLoad,
+  view,
+} from "./store.ts";
+
+function SignIn() {
+  const [key, setKey] = useState("");
+  const [busy, setBusy] = useState(false);
+  return (
+    <main class="signin" id="signin">
+      <h1>Reports</h1>
+      <form
+        id="signin-form"
+        autocomplete="off"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const value = key.trim();
+          if (!REPORT_KEY.test(value)) {
+            signInMessage.value = "A report key is rk_ followed by 48 hex characters.";
+            return;
+          }
+          setBusy(true);
+          await signIn(value);
+          setBusy(false);
+          setKey("");
+        }}
+      >
+        <label for="key">Report key</label>
+        <input
+          id="key"
+          name="key"
+          type="password"
+          placeholder="rk_..."
+          required
+          spellcheck={false}
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+        />
+        <button type="submit" disabled={busy}>Sign in</button>
+      </form>
+      <p id="signin-error" role="alert">{signInMessage.value}</p>
+      <p>The key stays in this tab until you sign out or close it; it is never put in a link.</p>
+    </main>
+  );
+}
+
+function comparedWords(current: View): string | undefined {
+  const compare = compareOf(current);
+  if (compare === undefined) return undefined;
+  if (compare === "previous_period") return "previous period";
+  if (compare === "year_over_year") return "a year earlier";
+  return formatDays(compare[0], compare[1]);
+}
+
+function Overview() {
+  const current = view.value;
+  const metrics = cardMetrics(site.value, current);
+  const summaryBody = summaryQuery(current, metrics);
+  const summary = useLoad(keyOf(summaryBody), () => api.query(summaryBody));
+  const meta = summary.data?.meta;
+  const days = meta ? daysBetween(meta.dateRange[0], meta.dateRange[1]) : daysOf(current.range);
+  const interval = intervalOf(current, days);
+  const comparedDays = compareOf(current) && meta?.compareDateRange && !isRealtime(current)
+    ? meta.compareDateRange
+    : undefined;
+  const chartBody = meta ? chartQuery(current, interval) : undefined;
+  const comparedBody = chartBody && comparedDays
+    ? comparedChartQuery(current, interval, comparedDays)
+    : undefined;
+  const chart = useLoad(
+    keyOf(chartBody && [chartBody, comparedBody]),
+    () =>
+      Promise.all([
+        api.query(chartBody!),
+        comparedBody ? api.query(comparedBody) : Promise.resolve(undefined),
+      ]),
+  );
+  const realtime = isRealtime(current);
+  const period = meta
+    ? realtime ? "Last 30 minutes" : formatDays(meta.dateRange[0], meta.dateRange[1])
+    : "";
+  const comparedPeriod = meta?.compareDateRange
+    ? realtime ? "the 30 minutes before" : formatDays(...meta.compareDateRange)
+    : undefined;
+  return (
+    <>
+      {realtime && (
+        <p class="live" role="status" data-testid="live">
+          Live: the last 30 minutes, updated{" "}
+          {new Date(refreshedAt.value).toLocaleTimeString("en-GB")}
+        </p>
+      )}
+      {summary.error && <p class="error" role="alert">Could not load the report: {summary.error}
+      </p>}
+      <Cards
+        metrics={metrics}
+        row={summary.data?.results[0]}
+        compared={comparedWords(current)}
+        selected={current.metric}
+        onSelect={(metric) => update((v) => ({ ...v, metric }))}
+      />
+      {chart.data && (
+        <Chart
+          series={seriesOf(chart.data[0], chart.data[1])}
+          metric={chart.data[0].query?.metrics[0] ?? current.metric}
+          interval={interval}
+          intervals={intervalsFor(current.range, days)}
+          onInterval={(i) => update((v) => ({ ...v, interval: i }))}
+          period={period}
+          comparedPeriod={chart.data[1] ? comparedPeriod : undefined}
+        />
+      )}
+      <Panels />
+      {!realtime && <Funnel />}
+    </>
+  );
+}
+
+function Dashboard() {
+  useEffect(() => {
+    if (!site.value) {
+      api.site().then((info) => (site.value = info)).catch((error) =>
+        signOut(error instanceof SignedOut ? "That report key is not valid (any more)." : "")
+      );
+    }
+  }, []);
+  return (
+    <div id="app" aria-busy={pending.value > 0}>
+      <Header />
+      <main class="content">
+        <FilterBar />
+        {site.value ? <Overview /> : <p role="status">Loading…</p>}
+      </main>
+      {site.value && view.value.more && <MoreDialog key={view.value.more} />}
+    </div>
+  );
+}
+
+export function App() {
+  return signedIn.value ? <Dashboard /> : <SignIn />;
+}

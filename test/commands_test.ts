@@ -107,7 +107,9 @@ describe("deno task start", () => {
     const bad = `${dataDir}/bad.json`;
     await Deno.writeTextFile(bad, JSON.stringify({ site: { id: "x", languages: ["en"] } }));
     try {
-      await expect(startTask(["--seed", bad], { CRM_DATA_DIR: `${dataDir}/store` })).rejects
+      // Its own PGlite store: the shared DATABASE_URL is migrated by tests running beside it.
+      const env = { CRM_DATA_DIR: `${dataDir}/store`, DATABASE_URL: "", REDIS_URL: "" };
+      await expect(startTask(["--seed", bad], env)).rejects
         .toThrow(
           /invalid manifest at \$\.site\.id/,
         );

@@ -215,15 +215,6 @@ export function mayMatchPage(
   return tests || "false";
 }
 
-/** The partial sums of a query that reads nothing of visits, from the stored rows (rowsSources). */
-export function rowsPartials(db: Queryable, plan: Plan): Promise<Partials> {
-  const params = new Params();
-  return runAggregate(db, plan, params, {
-    sources: rowsSources(plan, params),
-    grouping: "rows-alone",
-  });
-}
-
 export function referencePartials(db: Queryable, plan: Plan): Promise<Partials> {
   const params = new Params();
   return runAggregate(db, plan, params, {

@@ -13,7 +13,7 @@
  *   intervals are the size of the union of their sets.
  * Bots are left out, as by a query without include.bots.
  */
-import { FIRST_ROW_ATTRIBUTES, KIND, VISIT_ATTRIBUTES } from "./dimensions.ts";
+import { KIND, VISIT_ATTRIBUTES } from "./dimensions.ts";
 
 /** The dimension of the sums over every row and visit. */
 export const ALL = "";
@@ -163,6 +163,3 @@ export function rollupOf(
   // Keyed as keyText says, for the callers.
   return new Map([...groups.values()].map((g) => [keyText(g.key), g]));
 }
-
-/** The attribute columns a visit record carries (every one, exit page included). */
-export const ATTRIBUTE_COLUMNS = [...FIRST_ROW_ATTRIBUTES.map((a) => a.column), "exit_page"];

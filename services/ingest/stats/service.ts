@@ -35,7 +35,6 @@ import {
   grainOf,
   isTimeDimension,
   MAX_LIMIT,
-  type MetricName,
   parseQuery,
   QueryError,
   type SiteFacts,
@@ -45,7 +44,7 @@ import {
 import { comparedRange, localTimeText, type ResolvedRange, resolveRange } from "./ranges.ts";
 import { type FunnelQuery, parseFunnel, type Step } from "./funnel_query.ts";
 import type { FunnelAnswer } from "./funnel.ts";
-import { siteAnswer, type SiteDeclarations } from "./site.ts";
+import { siteAnswer, type SiteDeclarations } from "../site_declarations.ts";
 
 export interface Extent {
   first: number;
@@ -113,11 +112,8 @@ export function rangeLabels(
   zone: string,
   range: ResolvedRange,
 ): Map<TimeDimension, string[]> {
-  return new Map(
-    query.dimensions.filter(isTimeDimension).map((
-      d,
-    ) => [d, bucketsOf(grainOf(d), zone, range.startMs, range.endMs).labels]),
-  );
+  const labelsOf = (d: TimeDimension) => bucketsOf(grainOf(d), zone, range.startMs, range.endMs);
+  return new Map(query.dimensions.filter(isTimeDimension).map((d) => [d, labelsOf(d).labels]));
 }
 
 function metricMessage(value: MetricAnswer) {
@@ -369,5 +365,3 @@ export function statsHandlers(
     },
   };
 }
-
-export type { MetricName, TimeDimension };

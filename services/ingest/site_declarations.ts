@@ -6,9 +6,9 @@
  * steps that the query accepts, without a second copy of the manifest.
  */
 import { create } from "@bufbuild/protobuf";
-import { type SiteResponse, SiteResponseSchema } from "../../lib/gen/crm/stats/v1/stats_pb.ts";
-import { Code, publicError, siteNotFound } from "../../lib/errors.ts";
-import type { EventTypeDef } from "../../lib/manifest/types.ts";
+import { type SiteResponse, SiteResponseSchema } from "../lib/gen/crm/stats/v1/stats_pb.ts";
+import { Code, publicError, siteNotFound } from "../lib/errors.ts";
+import type { EventTypeDef } from "../lib/manifest/types.ts";
 
 /** The stored facts the answer is made of (IngestStore has them). */
 export interface SiteDeclarations {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Code, reasonOf } from "../../lib/errors.ts";
-import type { EventTypeDef } from "../../lib/manifest/types.ts";
-import { siteAnswer, type SiteDeclarations } from "./site.ts";
+import { Code, reasonOf } from "../lib/errors.ts";
+import type { EventTypeDef } from "../lib/manifest/types.ts";
+import { siteAnswer, type SiteDeclarations } from "./site_declarations.ts";
 
 const SIGNUP: EventTypeDef = {
   name: "signup",

@@ -147,13 +147,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+/** A switch that is exactly `on` or `off`; unset or empty takes the fallback, anything else a fault. */
 function onOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim();
+  return oneOf(env, name, ["on", "off"] as const, fallback ? "on" : "off") === "on";
+}
+
+/**
+ * One of the documented values, spelt exactly (no case folding, no spaces);
+ * unset or empty takes the fallback, anything else a fault naming the setting.
+ */
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (raw !== "on" && raw !== "off") {
-    throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
   }
-  return raw === "on";
+  return raw as T;
 }
 
 function url(env: Env, name: string, fallback: string, protocols: string[]): string {
@@ -184,14 +193,44 @@ function one(env: Env, name: string): boolean {
   return true;
 }
 
-const LOG_LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
+const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+/**
+ * The OpenTelemetry settings with a closed set of values that this system
+ * documents (docs/observability.md). Deno's exporter reads them itself and
+ * falls back without a word on a value it does not know, so a misspelt one
+ * would silently export differently from what the operator asked for.
+ */
+const OTEL_CHOICES: Record<string, readonly string[]> = {
+  OTEL_EXPORTER_OTLP_PROTOCOL: ["http/protobuf", "http/json"],
+  OTEL_TRACES_SAMPLER: [
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio",
+  ],
+  OTEL_DENO_CONSOLE: ["capture", "replace", "ignore"],
+  OTEL_DENO: ["true", "false"],
+  OTEL_SDK_DISABLED: ["true", "false"],
+};
+
+function checkOtel(env: Env): void {
+  for (const [name, values] of Object.entries(OTEL_CHOICES)) oneOf(env, name, values, "");
+  const arg = env.OTEL_TRACES_SAMPLER_ARG;
+  if (arg !== undefined && arg !== "") {
+    const ratio = /^\d+(\.\d+)?$/.test(arg) ? Number(arg) : NaN;
+    if (!(ratio >= 0 && ratio <= 1)) {
+      throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got "${arg}"`);
+    }
+  }
+}
 
 /** Reads and validates the whole configuration; throws ConfigError naming the bad setting. */
 export function loadConfig(env: Env, mode: RunMode): Config {
-  const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
-  }
+  const logLevel: LogLevel = oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info");
+  checkOtel(env);
   const adminToken = env.ADMIN_TOKEN || undefined;
   return {
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -245,9 +284,9 @@ export function loadConfig(env: Env, mode: RunMode): Config {
       16 * 1024 * 1024 * 1024,
     ),
     logLevel,
-    statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
+    statsUpkeep: onOff(env, "STATS_UPKEEP", true),
     statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
-    ingestThread: (env.INGEST_THREAD ?? "") !== "off",
+    ingestThread: onOff(env, "INGEST_THREAD", true),
     gatewayThread: onOff(env, "GATEWAY_THREAD", false),
     webhooks: {
       allowPrivate: one(env, "WEBHOOK_ALLOW_PRIVATE"),

@@ -70,20 +70,6 @@ export interface Config {
    * in its transaction); 0 leaves the server's setting.
    */
   statsWorkMemMb: number;
-  /**
-   * `deno task start` on Postgres runs ingest-service on a thread of its own
-   * (a second core for the write path); INGEST_THREAD=off keeps it on the
-   * main thread.
-   */
-  ingestThread: boolean;
-  /**
-   * GATEWAY_THREAD=on: with ingest-service on its thread, `deno task start`
-   * also serves the gateway's HTTP on a second thread (the same port,
-   * SO_REUSEPORT). Off by default: on two cores it gained nothing, neither
-   * for durable events nor for content reads (docs/benchmarks.md); it is
-   * for machines with cores to spare.
-   */
-  gatewayThread: boolean;
   /** Outbound webhooks: what their addresses may be. */
   webhooks: WebhookSettings;
 }
@@ -286,8 +272,6 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     logLevel,
     statsUpkeep: onOff(env, "STATS_UPKEEP", true),
     statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
-    ingestThread: onOff(env, "INGEST_THREAD", true),
-    gatewayThread: onOff(env, "GATEWAY_THREAD", false),
     webhooks: {
       allowPrivate: one(env, "WEBHOOK_ALLOW_PRIVATE"),
       allowInsecure: one(env, "WEBHOOK_ALLOW_INSECURE"),

@@ -21,8 +21,6 @@ describe("STATS_WORK_MEM_MB", () => {
 describe("on/off switches", () => {
   const switches = [
     { name: "STATS_UPKEEP", read: (c: Config) => c.statsUpkeep, fallback: true },
-    { name: "INGEST_THREAD", read: (c: Config) => c.ingestThread, fallback: true },
-    { name: "GATEWAY_THREAD", read: (c: Config) => c.gatewayThread, fallback: false },
   ];
 
   it("take on or off, and their default when unset or empty", () => {

@@ -11,7 +11,6 @@ import * as net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import { type ConnectRouter, createConnectRouter, type Interceptor } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.ts";
 import { file_crm_common_v1_error } from "../gen/crm/common/v1/error_pb.ts";
@@ -33,11 +32,6 @@ export interface RpcServerOptions {
 export interface RpcServer {
   readonly port: number;
   readonly url: string;
-  /**
-   * The RPC handlers this server answers with (its router's), for a caller in
-   * the same isolate that reaches them without HTTP (port_transport.ts).
-   */
-  readonly handlers: readonly UniversalHandler[];
   /** Stops accepting, lets calls in flight finish (up to graceMs), then closes. */
   close(graceMs?: number): Promise<void>;
 }
@@ -57,7 +51,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     "grpc.reflection.v1alpha.ServerReflection",
   ];
   const index = buildReflectionIndex(files, serviceNames);
-  // One router, built once: HTTP serves its handlers, and so may an in-process caller.
+  // One router, built once, whose handlers the Node adapter serves.
   const routerOptions = {
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes ?? 4 * 1024 * 1024,
@@ -143,7 +137,6 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   return {
     port,
     url: `http://${shownHost}:${port}`,
-    handlers: router.handlers,
     async close(graceMs = 10_000) {
       closing = true;
       // Resolves once every connection has ended.

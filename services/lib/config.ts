@@ -237,8 +237,8 @@ export function loadConfig(env: Env, mode: RunMode): Config {
     retentionDaysSet: (env.RETENTION_DAYS ?? "") !== "",
     geoipDb: env.GEOIP_DB || undefined,
     ingestBatch: {
-      // 1 ms, not 2: under load a batch fills well within 1 ms, and the shorter wait took
-      // 7% more durable events/s at 256 connections (docs/benchmarks.md, session 13).
+      // 1 ms, not 2: under load a batch fills well within 1 ms, and the shorter wait gave
+      // 7% more durable events/s at 256 connections (docs/benchmarks.md, ingest).
       maxWaitMs: integer(env, "INGEST_BATCH_WAIT_MS", 1, 0, 1000),
       maxItems: integer(env, "INGEST_BATCH_MAX_ITEMS", 500, 1, 5000),
     },

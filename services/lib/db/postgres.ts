@@ -5,10 +5,10 @@ import { guardClosedSocketWrites, sendBegin } from "./postgres_quirks.ts";
 type Sql = postgres.Sql | postgres.TransactionSql | postgres.ReservedSql;
 
 /** A statement as postgres.js makes it: sent when executed (or first awaited). */
-const statement = (sql: Sql, text: string, params: readonly Param[], options: QueryOptions) =>
-  sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-    prepare: options.prepare ?? false,
-  });
+const statement = (
+  sql: Sql,
+  { text, params, prepare }: { text: string; params: readonly Param[]; prepare?: boolean },
+) => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: prepare ?? false });
 
 function queryable(sql: Sql): Queryable {
   return {
@@ -17,7 +17,7 @@ function queryable(sql: Sql): Queryable {
       params: readonly Param[] = [],
       options: QueryOptions = {},
     ) {
-      return (await statement(sql, text, params, options)) as unknown as T[];
+      return (await statement(sql, { text, params, prepare: options.prepare })) as unknown as T[];
     },
     async exec(script: string) {
       await sql.unsafe(script);
@@ -97,7 +97,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
             if (!options.last) return untilLost(statements.query<R>(text, params, options));
             // Both executed now, in this order (queryable's await would send the
             // statement a microtask later, behind the COMMIT).
-            const rows = statement(connection, text, params, options).execute();
+            const rows = statement(connection, { text, params, prepare: options.prepare })
+              .execute();
             commit = connection.unsafe("commit").execute();
             commit.catch(() => {}); // awaited below, where its failure is reported
             return untilLost(rows.then((r) => r as unknown as R[]));

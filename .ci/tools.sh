@@ -49,6 +49,14 @@ go_install() {
   for name in "$@"; do link "$name" "$dir/$name"; done
 }
 
+# go_module_file MODULE@VERSION FIELD: a file of a module as Go itself fetches it
+# (through GOPROXY, checked against the checksum database, kept in the module
+# cache); FIELD is GoMod (its go.mod) or Dir (its unpacked source folder).
+go_module_file() {
+  (cd "${TMPDIR:-/tmp}" && go mod download -json "$1") |
+    jq -er "if .Error then (.Error + \"\\n\" | halt_error) else .$2 end"
+}
+
 build_helm() {
   go_install "$CACHE/helm-$HELM_VERSION" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" helm
 }
@@ -85,6 +93,9 @@ build_kube() {
     echo "building the Kubernetes $KUBE_VERSION control plane (cached afterwards in $dir)"
     local mod=$dir/module
     mkdir -p "$mod"
+    # Its staging modules, read from its own go.mod.
+    local kube_gomod
+    kube_gomod=$(go_module_file "k8s.io/kubernetes@$KUBE_VERSION" GoMod)
     {
       echo "module crm.local/kubetools"
       echo
@@ -93,8 +104,7 @@ build_kube() {
       echo "require k8s.io/kubernetes $KUBE_VERSION"
       echo
       echo "replace ("
-      curl -fsSL "https://proxy.golang.org/k8s.io/kubernetes/@v/$KUBE_VERSION.mod" |
-        grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' | awk '{print $1}' |
+      grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$kube_gomod" | awk '{print $1}' |
         grep -vE 'sample-(cli-plugin|controller)$' |
         while read -r m; do echo "	$m => $m $staging"; done
       echo ")"
@@ -150,12 +160,8 @@ import _ "github.com/jaegertracing/jaeger/cmd/jaeger"
 EOF
     (
       cd "$mod"
-      local zip
-      zip=$(mktemp)
-      curl -fsSL -o "$zip" \
-        "https://proxy.golang.org/github.com/jaegertracing/jaeger/@v/$JAEGER_VERSION.zip"
-      unzip -p "$zip" "github.com/jaegertracing/jaeger@$JAEGER_VERSION/go.sum" >go.sum
-      rm -f "$zip"
+      cp "$(go_module_file "github.com/jaegertracing/jaeger@$JAEGER_VERSION" Dir)/go.sum" go.sum
+      chmod u+w go.sum
       GOFLAGS=-mod=mod go mod tidy
       go build -o "$dir/jaeger" github.com/jaegertracing/jaeger/cmd/jaeger
     )

@@ -98,7 +98,7 @@ export function authAdminHandlers(
       const key = generateKey(k);
       const keyHash = hashKey(key);
       const max = k === "secret" ? LIMITS.maxSecretKeysActive : Number.MAX_SAFE_INTEGER;
-      const outcome = await store.createKey(siteId, k, keyHash, max);
+      const outcome = await store.createKey({ siteId, kind: k, keyHash, maxActive: max });
       if (outcome === "no_site") {
         throw publicError(Code.NotFound, "site_not_found", siteNotFound(siteId));
       }

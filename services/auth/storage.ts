@@ -209,10 +209,13 @@ export class AuthStore {
 
   /** Creates a key unless the site would pass the active-key limit; locks the site row. */
   async createKey(
-    siteId: string,
-    kind: KeyKind,
-    keyHash: string,
-    maxActive: number,
+    { siteId, kind, keyHash, maxActive }: {
+      siteId: string;
+      kind: KeyKind;
+      keyHash: string;
+      /** The most keys of this kind active at once on the site. */
+      maxActive: number;
+    },
   ): Promise<"created" | "no_site" | "limit"> {
     return await this.db.transaction(async (tx) => {
       const site = await tx.query("select 1 from auth.sites where site_id = $1 for update", [

@@ -128,9 +128,10 @@ const commands: Record<string, Command> = {
     return out;
   },
 
-  events: (clients, args, _config, io) => exportCommand("events", clients, args, io),
-  pageviews: (clients, args, _config, io) => exportCommand("pageviews", clients, args, io),
-  leads: (clients, args, _config, io) => exportCommand("leads", clients, args, io),
+  events: (clients, args, _config, io) => exportCommand(clients, { what: "events", args, io }),
+  pageviews: (clients, args, _config, io) =>
+    exportCommand(clients, { what: "pageviews", args, io }),
+  leads: (clients, args, _config, io) => exportCommand(clients, { what: "leads", args, io }),
   visitor: (clients, args) => visitorCommand(clients, args),
   retention: (clients, args, config) => retentionCommand(clients, args, config),
   stats: (clients, args, _config, io) => statsCommand(clients, args, io),

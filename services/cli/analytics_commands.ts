@@ -60,10 +60,8 @@ const EXPORTERS: Record<string, Exporter> = {
 
 /** Every page of an export as NDJSON lines, in order: only one page is ever held in memory. */
 export async function* exportPages(
-  what: keyof typeof EXPORTERS,
   clients: AdminClients,
-  siteId: string,
-  sinceMs?: bigint,
+  { what, siteId, sinceMs }: { what: keyof typeof EXPORTERS; siteId: string; sinceMs?: bigint },
 ): AsyncGenerator<string[]> {
   let cursor = "";
   do {
@@ -75,10 +73,8 @@ export async function* exportPages(
 
 /** `events|pageviews|leads export SITE_ID [--since ISO]`: prints NDJSON, returns nothing to print. */
 export async function exportCommand(
-  what: string,
   clients: AdminClients,
-  args: string[],
-  io: CommandIo,
+  { what, args, io }: { what: keyof typeof EXPORTERS; args: string[]; io: CommandIo },
 ): Promise<undefined> {
   const [action, ...rest] = args;
   if (action !== "export") throw new UsageError(`${what} needs export`);
@@ -88,7 +84,12 @@ export async function exportCommand(
     allowPositionals: true,
   });
   if (positionals.length !== 1) throw new UsageError("expected SITE_ID [--since ISO]");
-  for await (const rows of exportPages(what, clients, positionals[0], sinceOf(values.since))) {
+  const pages = exportPages(clients, {
+    what,
+    siteId: positionals[0],
+    sinceMs: sinceOf(values.since),
+  });
+  for await (const rows of pages) {
     await io.stdout.write(rows.join("\n") + "\n");
   }
   return undefined;

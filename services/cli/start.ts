@@ -29,7 +29,6 @@ await runProcess({
       seed,
       demo: true,
       demoPage: true,
-      ingestThread: config.ingestThread,
     });
 
     // Ready as a cluster's gateway is: its /healthz answers 200 once every

@@ -12,11 +12,7 @@ import { portOf } from "../lib/config.ts";
 import { startAuthService } from "../auth/main.ts";
 import { startContentService } from "../content/main.ts";
 import { startIngestService } from "../ingest/main.ts";
-import { startIngestThread } from "./ingest_thread.ts";
-import { type RunningGatewayThread, startGatewayThread } from "./gateway_thread.ts";
-import { LocalCounter } from "../gateway/rate_limit/counter.ts";
-import { TRACING } from "../lib/telemetry.ts";
-import { INGEST_TIMEOUT_MS, type RunningGateway, startGateway } from "../gateway/main.ts";
+import { type RunningGateway, startGateway } from "../gateway/main.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { importManifest, type ImportReport } from "./site_manifest.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
@@ -34,14 +30,6 @@ export interface SystemOptions {
   demoPage?: boolean;
   /** The clock of every service and the gateway (the system clock by default). */
   clock?: Clock;
-  /**
-   * Run ingest-service on a thread of its own (ingest_thread.ts) when
-   * storage is Postgres and telemetry is off: `deno task start` does,
-   * unless INGEST_THREAD=off; with GATEWAY_THREAD=on the gateway gets a
-   * second thread too (gateway_thread.ts).
-   * Tests keep every service on one thread, with their clock.
-   */
-  ingestThread?: boolean;
 }
 
 export interface RunningSystem {
@@ -81,12 +69,7 @@ export async function startSystem(
     services.push(auth);
     const content = await startContentService(platform, listen(config.contentUrl));
     services.push(content);
-    // With telemetry on, one thread: a request's trace follows it through
-    // the services as before, without relying on the runtime's exporter in workers.
-    const thread = options.ingestThread && config.databaseUrl && !TRACING
-      ? await startIngestThread(config, listen(config.ingestUrl))
-      : undefined;
-    const ingest = thread ?? await startIngestService(platform, listen(config.ingestUrl));
+    const ingest = await startIngestService(platform, listen(config.ingestUrl));
     services.push(ingest);
     const resolved: Config = {
       ...config,
@@ -109,37 +92,10 @@ export async function startSystem(
     }
 
     const demoSiteKey = options.demoPage ? await liveDemoKey(resolved) : undefined;
-    // GATEWAY_THREAD=on, with ingest on its thread: the gateway's HTTP on a
-    // second thread too (gateway_thread.ts), sharing this thread's rate-limit windows.
-    const twoGateways = thread !== undefined && config.gatewayThread;
-    const windows = twoGateways ? new LocalCounter() : undefined;
-    if (twoGateways) refuseTakenPort(config.host, config.port);
     const gateway = await startGateway({ ...platform, config: resolved }, {
       host: config.host,
       port: config.port,
-      reusePort: twoGateways,
-    }, {
-      demoSiteKey,
-      // The ingest thread's handlers through a MessagePort instead of its HTTP port.
-      ingestTransport: thread?.transport({ timeoutMs: INGEST_TIMEOUT_MS }),
-      counter: windows,
-    });
-    let secondGateway: RunningGatewayThread | undefined;
-    if (thread && windows) {
-      try {
-        secondGateway = await startGatewayThread(resolved, {
-          listen: { host: config.host, port: gateway.port, reusePort: true },
-          demoSiteKey,
-          bus: platform.bus,
-          counter: windows,
-          clock: platform.clock,
-          ingestPort: thread.callPort(),
-        });
-      } catch (error) {
-        await gateway.close().catch(() => {});
-        throw error;
-      }
-    }
+    }, { demoSiteKey });
     return {
       config: resolved,
       gateway,
@@ -150,7 +106,7 @@ export async function startSystem(
       demoLoaded,
       demoPageUrl: demoSiteKey ? `${gateway.url}/demo/` : undefined,
       async close() {
-        await Promise.all([gateway.close(), secondGateway?.close()]);
+        await gateway.close();
         await closeAll();
       },
     };
@@ -158,16 +114,6 @@ export async function startSystem(
     await closeAll();
     throw error;
   }
-}
-
-/**
- * Fails as a plain bind would when something listens on `port` already:
- * SO_REUSEPORT would otherwise let a second copy of the system (the same
- * user's) bind it too and silently take half of the first one's connections.
- */
-function refuseTakenPort(host: string, port: number) {
-  if (port === 0) return;
-  Deno.listen({ hostname: host, port }).close();
 }
 
 /** The bundled demo site's key, when it is stored and not revoked. */

@@ -8,7 +8,7 @@
  * under a steady stream of requests, and that memory stays resident. At 8
  * MB a semi-space, `deno task start` peaked 20 to 70 MB lower during the
  * content benchmark, with no loss of throughput the benchmark could show
- * (docs/benchmarks.md, "2026-11-24: young generation capped at 8 MB a
+ * (docs/benchmarks.md, "V8's young generation capped at 8 MB a
  * semi-space").
  */
 export const V8_FLAGS_ARG = "--v8-flags=--max-semi-space-size=8";

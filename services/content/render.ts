@@ -12,11 +12,18 @@ import type { Block, Page, Post, Section } from "./model.ts";
 
 type JsonObject = JsonObjectOf<Json>;
 
+/** What a value's shaping depends on: its block's or field's definition. */
+export interface ValueShape {
+  type: BlockType;
+  /** Images and videos: a language map rather than one value. */
+  multilang?: boolean;
+  /** Objects and arrays: their fields. */
+  fields?: readonly FieldDef[] | null;
+}
+
 /** A value shaped by the rules of its type (standalone block or object field). */
 export function renderValue(
-  type: BlockType,
-  multilang: boolean,
-  fields: readonly FieldDef[] | null | undefined,
+  { type, multilang = false, fields }: ValueShape,
   value: Json,
   langs: readonly string[],
 ): Json {
@@ -53,9 +60,7 @@ function renderObject(fields: readonly FieldDef[], value: Json, langs: readonly 
   const out: JsonObject = {};
   for (const [key, inner] of Object.entries(value)) {
     const field = fields.find((f) => f.marker === key);
-    out[key] = field
-      ? renderValue(field.type, field.multilang ?? false, field.fields, inner, langs)
-      : inner;
+    out[key] = field ? renderValue(field, inner, langs) : inner;
   }
   return out;
 }
@@ -68,7 +73,7 @@ export function renderBlock(block: Block, langs: readonly string[]): JsonObject 
     type: block.type,
     multilang: block.multilang,
     updatedAt: block.updatedAt,
-    content: renderValue(block.type, block.multilang, block.fields, block.content, langs),
+    content: renderValue(block, block.content, langs),
   };
 }
 

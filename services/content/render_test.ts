@@ -24,30 +24,33 @@ const block = (over: Partial<Block>): Block => ({
 describe("renderValue", () => {
   it("filters text maps to the requested languages in CRM order", () => {
     const value = { de: "Hallo", en: "Hello", fr: "" };
-    expect(renderValue("text", false, null, value, ["en", "fr"])).toEqual({ en: "Hello", fr: "" });
-    expect(Object.keys(renderValue("html", false, null, value, ["en", "de"]) as object)).toEqual([
+    expect(renderValue({ type: "text" }, value, ["en", "fr"])).toEqual({ en: "Hello", fr: "" });
+    expect(Object.keys(renderValue({ type: "html" }, value, ["en", "de"]) as object)).toEqual([
       "en",
       "de",
     ]);
   });
 
   it("has no fallback: an absent language stays absent", () => {
-    expect(renderValue("text", false, null, { en: "Hello" }, ["de"])).toEqual({});
+    expect(renderValue({ type: "text" }, { en: "Hello" }, ["de"])).toEqual({});
   });
 
   it("keeps single-file media and filters multilang media", () => {
-    expect(renderValue("image", false, null, { file: "https://c/x.png" }, ["de"])).toEqual({
+    expect(renderValue({ type: "image" }, { file: "https://c/x.png" }, ["de"])).toEqual({
       file: "https://c/x.png",
     });
     expect(
-      renderValue("video", true, null, { en: "https://c/e.mp4", de: "https://c/d.mp4" }, ["de"]),
+      renderValue({ type: "video", multilang: true }, {
+        en: "https://c/e.mp4",
+        de: "https://c/d.mp4",
+      }, ["de"]),
     ).toEqual({
       de: "https://c/d.mp4",
     });
   });
 
   it("always gives a link a title map", () => {
-    expect(renderValue("link", false, null, { url: "/x", target: "_self" }, ["en"])).toEqual({
+    expect(renderValue({ type: "link" }, { url: "/x", target: "_self" }, ["en"])).toEqual({
       url: "/x",
       target: "_self",
       title: {},
@@ -56,7 +59,7 @@ describe("renderValue", () => {
 
   it("filters link titles only", () => {
     const link = { url: "/signup", target: "_self", title: { en: "Join", de: "Mitmachen" } };
-    expect(renderValue("link", false, null, link, ["de"])).toEqual({
+    expect(renderValue({ type: "link" }, link, ["de"])).toEqual({
       url: "/signup",
       target: "_self",
       title: { de: "Mitmachen" },
@@ -64,15 +67,15 @@ describe("renderValue", () => {
   });
 
   it("returns raw values whatever the languages", () => {
-    expect(renderValue("number", false, null, 42, ["en"])).toBe(42);
-    expect(renderValue("color", false, null, "#ff0000", [])).toBe("#ff0000");
-    expect(renderValue("boolean", false, null, false, ["de"])).toBe(false);
-    expect(renderValue("date_range", false, null, { from: "2026-01-01", to: "2026-01-02" }, ["de"]))
+    expect(renderValue({ type: "number" }, 42, ["en"])).toBe(42);
+    expect(renderValue({ type: "color" }, "#ff0000", [])).toBe("#ff0000");
+    expect(renderValue({ type: "boolean" }, false, ["de"])).toBe(false);
+    expect(renderValue({ type: "date_range" }, { from: "2026-01-01", to: "2026-01-02" }, ["de"]))
       .toEqual({
         from: "2026-01-01",
         to: "2026-01-02",
       });
-    expect(renderValue("date", false, null, null, ["de"])).toBeNull();
+    expect(renderValue({ type: "date" }, null, ["de"])).toBeNull();
   });
 
   it("shapes object and array fields like standalone values", () => {
@@ -86,13 +89,15 @@ describe("renderValue", () => {
       photo: { file: "https://c/p.png" },
       cta: { url: "/x", target: "_blank", title: { en: "Go", de: "Los" } },
     };
-    expect(renderValue("object", false, fields, value, ["de"])).toEqual({
+    expect(renderValue({ type: "object", fields }, value, ["de"])).toEqual({
       caption: { de: "Hallo" },
       photo: { file: "https://c/p.png" },
       cta: { url: "/x", target: "_blank", title: { de: "Los" } },
     });
     expect(
-      renderValue("array", false, [{ marker: "label", type: "text" }], [{ label: { en: "One" } }, {
+      renderValue({ type: "array", fields: [{ marker: "label", type: "text" }] }, [{
+        label: { en: "One" },
+      }, {
         label: { en: "Two", de: "Zwei" },
       }], ["de"]),
     ).toEqual([{ label: {} }, { label: { de: "Zwei" } }]);

@@ -232,7 +232,7 @@ export class ContentStore {
       await syncPosts(tx, manifest, count);
       for (
         const [what, n] of Object.entries(
-          await syncWebhooks(tx, CONTENT_SCHEMA, siteId, manifest.webhooks, now),
+          await syncWebhooks(tx, CONTENT_SCHEMA, { siteId, webhooks: manifest.webhooks, now }),
         )
       ) changes[what] = n;
       if (told) {

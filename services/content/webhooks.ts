@@ -59,12 +59,10 @@ export async function enqueueImportMessages(
     type: "post.published",
     now,
   });
-  await dropMessages(
-    tx,
-    CONTENT_SCHEMA,
+  await dropMessages(tx, CONTENT_SCHEMA, {
     siteId,
-    existing.filter((m) => !wanted.has(key(m.subject, m.occurredAt))).map((m) => m.id),
-  );
+    ids: existing.filter((m) => !wanted.has(key(m.subject, m.occurredAt))).map((m) => m.id),
+  });
   const kept = new Map(existing.map((m) => [key(m.subject, m.occurredAt), m.id]));
   for (const post of scheduled) {
     const publishedAt = post.publishedAt!;
@@ -82,5 +80,5 @@ export async function enqueueImportMessages(
       }),
     });
   }
-  return await enqueueMessages(tx, CONTENT_SCHEMA, messages, now);
+  return await enqueueMessages(tx, CONTENT_SCHEMA, { messages, createdAt: now });
 }

@@ -135,12 +135,11 @@ export class Batcher<I, R> {
   async #call(batch: Waiting<I, R>[]): Promise<void> {
     try {
       batchItems.record(batch.length);
-      const results = await sharedWork(
-        "gateway ingest batch",
-        batch.map((w) => w.link),
-        { "crm.batch.items": batch.length },
-        () => this.send(batch.map((w) => w.item)),
-      );
+      const results = await sharedWork({
+        name: "gateway ingest batch",
+        links: batch.map((w) => w.link),
+        attributes: { "crm.batch.items": batch.length },
+      }, () => this.send(batch.map((w) => w.item)));
       if (results.length !== batch.length) {
         throw new Error(`${results.length} results for ${batch.length} items`);
       }

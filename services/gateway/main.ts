@@ -5,10 +5,9 @@ import { IngestService, type ItemResult } from "../lib/gen/crm/ingest/v1/ingest_
 import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
 import type { Platform } from "../lib/platform.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
-import { createClient, type Transport } from "@connectrpc/connect";
 import { Callers } from "./callers.ts";
 import { contentApi } from "./content_api.ts";
-import { LocalCounter, type WindowCounter } from "./rate_limit/counter.ts";
+import { LocalCounter } from "./rate_limit/counter.ts";
 import { ResilientCounter } from "./rate_limit/resilient_counter.ts";
 import { RateLimiter } from "./rate_limit/policy.ts";
 import { ResponseCache } from "./response_cache.ts";
@@ -43,30 +42,11 @@ export interface RunningGateway {
 export interface GatewayListen {
   host: string;
   port: number;
-  /**
-   * SO_REUSEPORT, so that the gateway's other thread listens on the same
-   * port (services/cli/gateway_thread.ts) and the kernel spreads connections
-   * between them.
-   */
-  reusePort?: boolean;
 }
 
 export interface GatewayExtras {
   /** Serve the demo site's page at /demo/ with this site key (deno task start). */
   demoSiteKey?: string;
-  /**
-   * How to reach ingest-service's IngestService when it runs in this process
-   * on a thread of its own (services/cli/ingest_thread.ts): a transport with
-   * the same client interceptors and deadline as over HTTP. INGEST_URL otherwise.
-   */
-  ingestTransport?: Transport;
-  /**
-   * The rate-limit windows, when this process's gateway threads share them
-   * (rate_limit/port_counter.ts): with Redis, those used while Redis is away;
-   * without, the windows. Else Redis when it is configured, or windows of
-   * this gateway's own.
-   */
-  counter?: WindowCounter;
 }
 
 /**
@@ -98,9 +78,7 @@ export async function startGateway(
   );
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
-  const ingest = extras.ingestTransport
-    ? createClient(IngestService, extras.ingestTransport)
-    : serviceClient(IngestService, config.ingestUrl, { timeoutMs: INGEST_TIMEOUT_MS });
+  const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: INGEST_TIMEOUT_MS });
   const stats = serviceClient(StatsService, config.ingestUrl, { timeoutMs: 60_000 });
   const batcher = new Batcher<IngestItemInit, ItemResult>(
     async (items) => (await ingest.ingest({ items })).results,
@@ -123,8 +101,8 @@ export async function startGateway(
   const poller = untraced(() => new BackendPoller(healthClients, health));
   await poller.ready;
   const counter = platform.redis
-    ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log, extras.counter)
-    : extras.counter ?? new LocalCounter();
+    ? new ResilientCounter(platform.redis, config.redisKeyPrefix, log)
+    : new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
   const answers = new ResponseCache(bus, clock, config.responseCacheMaxBytes);
@@ -172,7 +150,6 @@ export async function startGateway(
     {
       hostname: listen.host,
       port: listen.port,
-      reusePort: listen.reusePort ?? false,
       onListen: () => {},
     },
     handler,

@@ -59,7 +59,9 @@ export function ingestAdminHandlers(
   ) => {
     await requireSite(request.siteId);
     try {
-      return await exportPage(db, kind, request.siteId, {
+      return await exportPage(db, {
+        kind,
+        siteId: request.siteId,
         sinceMs: request.sinceMs === undefined ? undefined : Number(request.sinceMs),
         cursor: request.cursor,
         pageSize: request.pageSize,
@@ -114,7 +116,7 @@ export function ingestAdminHandlers(
     async deleteVisitor({ siteId, visitorId, leads }) {
       await requireSite(siteId);
       if (!visitorId) throw publicError(Code.InvalidArgument, "invalid_visitor_id");
-      const deleted = await deleteVisitor(db, siteId, visitorId, leads);
+      const deleted = await deleteVisitor(db, { siteId, visitorId, withLeads: leads });
       return {
         deleted: Object.fromEntries(Object.entries(deleted).map(([k, v]) => [k, BigInt(v)])),
       };
@@ -123,7 +125,11 @@ export function ingestAdminHandlers(
     async runRetention({ retentionDays }) {
       const days = retentionDays ?? context.platform.config.retentionDays;
       if (days < 0) throw publicError(Code.InvalidArgument, "invalid_retention_days");
-      const report = await runRetention(db, partitions, days, context.platform.clock.now());
+      const report = await runRetention(db, {
+        partitions,
+        retentionDays: days,
+        now: context.platform.clock.now(),
+      });
       return {
         retentionDays: report.retentionDays,
         cutoffMs: BigInt(report.cutoffMs),

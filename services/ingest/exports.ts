@@ -176,12 +176,21 @@ function decodeCursor(cursor: string): string[] {
 }
 
 /** One page of rows, oldest first (keyset paging on received_at and seq). */
+export interface ExportRequest<K extends ExportKind> {
+  kind: K;
+  siteId: string;
+  /** Only records received at or after this time, in ms. */
+  sinceMs?: number;
+  /** Where the page before ended; empty or unset for the first page. */
+  cursor?: string;
+  pageSize?: number;
+}
+
 export async function exportPage<K extends ExportKind>(
   db: Queryable,
-  kind: K,
-  siteId: string,
-  options: { sinceMs?: number; cursor?: string; pageSize?: number } = {},
+  options: ExportRequest<K>,
 ): Promise<ExportPage<RowOf[K]>> {
+  const { kind, siteId } = options;
   const { table, columns, map }: Shape<RowOf[K]> = SHAPES[kind];
   const since = options.sinceMs === undefined
     ? "-infinity"

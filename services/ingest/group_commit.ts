@@ -119,12 +119,11 @@ export class GroupCommit<I, R> {
   async #run(group: Submission<I, R>[]): Promise<void> {
     try {
       const items = group.flatMap((s) => s.items);
-      const results = await sharedWork(
-        "ingest group commit",
-        group.map((s) => s.link),
-        { "crm.batch.items": items.length, "crm.commit.submissions": group.length },
-        () => this.#writeChecked(items),
-      );
+      const results = await sharedWork({
+        name: "ingest group commit",
+        links: group.map((s) => s.link),
+        attributes: { "crm.batch.items": items.length, "crm.commit.submissions": group.length },
+      }, () => this.#writeChecked(items));
       let offset = 0;
       for (const s of group) {
         s.resolve(results.slice(offset, offset + s.items.length));

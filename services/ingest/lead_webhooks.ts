@@ -30,5 +30,5 @@ export async function enqueueLeadsCreated(
     }),
   }));
   const createdAt = Math.max(...messages.map((m) => m.occurredAt));
-  await enqueueMessages(tx, INGEST_SCHEMA, messages, createdAt);
+  await enqueueMessages(tx, INGEST_SCHEMA, { messages, createdAt });
 }

@@ -56,7 +56,9 @@ export function groupCommitFor(
   return new GroupCommit<WriteItem, WriteResult>(
     (items) =>
       retrying(() =>
-        db.transaction((tx) => writeGroup(tx, items, statsUpkeep, { endsTransaction: true }))
+        db.transaction((tx) =>
+          writeGroup(tx, items, { upkeep: statsUpkeep, endsTransaction: true })
+        )
       ),
     // PGlite is one connection; on Postgres a second transaction overlaps the first's commit.
     {

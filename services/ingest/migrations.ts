@@ -507,15 +507,15 @@ export const ingestMigrations: Migration[] = [
   {
     version: 11,
     name: "visitor days per channel",
-    // A year's breakdown by visit:channel still counted the distinct visitors
-    // of every slice in range per channel. The visitor days, their counts by
-    // previous day and their build rows are now kept in tables of their own
-    // with a channel key (as the period sums key channels: '=' and the
-    // channel, '' for none; '*' for all channels), built in the background
-    // from the first day. The tables of migration 10 are left in place for
-    // a rollback to the code before this (whose builder fills them again and
-    // whose rules still hold for them) but emptied: nothing reads them now,
-    // and at ten million page views they held millions of rows.
+    // The visitor days, their counts by previous day and their build rows,
+    // kept in tables of their own with a channel key (as the period sums key
+    // channels: '=' and the channel, '' for none; '*' for all channels) and
+    // built in the background from the first day, so that a year's breakdown
+    // by visit:channel does not count the distinct visitors of every slice in
+    // range per channel. The tables of migration 10 stay for a rollback to
+    // the release without this migration (whose builder fills them again and
+    // whose rules hold for them) but are emptied: nothing here reads them,
+    // and at ten million page views they hold millions of rows.
     sql: `
       truncate ingest.visitor_days, ingest.visitor_returns, ingest.visitor_day_builds;
       create table ingest.visitor_channel_days (
@@ -552,13 +552,13 @@ export const ingestMigrations: Migration[] = [
     // attribute (stats/periods.ts, stats/returns.ts), in new tables keyed by
     // attribute ('*' for all visits) and value ('' for none, '=' and the
     // value otherwise). A visitor's previous day of a value is found in the
-    // slices themselves, through the new index of slices by visitor, instead
-    // of in per-channel visitor days (fifty million rows at that scale for
-    // every attribute). The tables of migrations 9 and 11 are left in place
-    // for a rollback to the code before this, emptied: the builder of that
-    // code fills them again, and their rules (changes counted per UTC day)
-    // still hold for them. The new tables are built in the background; until
-    // then queries read the slices, as before anything was built.
+    // slices themselves, through the index of slices by visitor, not in
+    // per-channel visitor days (fifty million rows at that scale for every
+    // attribute). The tables of migrations 9 and 11 stay, emptied, for a
+    // rollback to the release without this migration: its builder fills them
+    // again, and their rules (changes counted per UTC day) hold for them. The
+    // tables here are built in the background; while a build is due, queries
+    // read the slices.
     sql: `
       truncate ingest.visit_periods, ingest.visit_period_sums, ingest.visitor_channel_days,
                ingest.visitor_channel_returns, ingest.visitor_channel_builds;
@@ -667,7 +667,8 @@ export const ingestMigrations: Migration[] = [
     // first and last time and its attributes are the row's, and its one
     // slice holds them all. Its row in ingest.visits said nothing more, and
     // writing it was about 30% of what the reports' upkeep cost a server
-    // event. The writer no longer writes such rows; those written before go.
+    // event. The writer writes no such rows; this deletes those an older
+    // release wrote.
     sql: "delete from ingest.visits where visit_key like 'r%';",
   },
   {

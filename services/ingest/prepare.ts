@@ -76,7 +76,7 @@ export function prepareItem(
     const { body } = item;
     const receivedAt = isoTime(item.receivedAtMs);
     if (body.case === "pageView") {
-      return { write: pageView(item, body.value, receivedAt, enrichment) };
+      return { write: pageView(item, body.value, enrichment) };
     }
     if (body.case === "event") {
       const input = parseEventBody(body.value);
@@ -129,12 +129,8 @@ export function prepareItem(
   }
 }
 
-function pageView(
-  item: RawItem,
-  body: PageView,
-  receivedAt: string,
-  enrichment: Enrichment,
-): WriteItem {
+function pageView(item: RawItem, body: PageView, enrichment: Enrichment): WriteItem {
+  const receivedAt = isoTime(item.receivedAtMs);
   const view = parsePageViewBody(body);
   // Attribution comes from where the visit arrived: the landing URL when the
   // widget says the page moved before this first view, else the page itself.

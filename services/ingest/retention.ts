@@ -25,29 +25,33 @@ const BATCH = 50_000;
 /** Deletes rows matching `where` from `table` in batches of BATCH; returns how many. */
 async function deleteInBatches(
   db: Database,
-  table: string,
-  where: string,
-  cutoff: string,
+  { table, where, cutoff }: { table: string; where: string; cutoff: string },
 ): Promise<number> {
   let total = 0;
   for (;;) {
-    const [row] = await db.query<{ n: number }>(
+    const [row] = await db.query<{ deleted: number }>(
       `with gone as (
          delete from ${table} where ctid in (select ctid from ${table} where ${where} limit ${BATCH})
          returning 1)
-       select count(*)::int as n from gone`,
+       select count(*)::int as deleted from gone`,
       [cutoff],
     );
-    total += row.n;
-    if (row.n < BATCH) return total;
+    total += row.deleted;
+    if (row.deleted < BATCH) return total;
   }
+}
+
+export interface RetentionRun {
+  partitions: Partitions;
+  /** Rows older than this many days before `now` go. */
+  retentionDays: number;
+  /** The clock's time of the run, in ms. */
+  now: number;
 }
 
 export async function runRetention(
   db: Database,
-  partitions: Partitions,
-  retentionDays: number,
-  now: number,
+  { partitions, retentionDays, now }: RetentionRun,
 ): Promise<RetentionReport> {
   const started = performance.now();
   const cutoffMs = now - retentionDays * DAY_MS;
@@ -67,13 +71,19 @@ export async function runRetention(
     } else if (partition.from < cutoffMs) {
       add(
         partition.table,
-        await deleteInBatches(db, `ingest.${partition.name}`, "received_at < $1", cutoff),
+        await deleteInBatches(db, {
+          table: `ingest.${partition.name}`,
+          where: "received_at < $1",
+          cutoff,
+        }),
       );
     }
   }
-  add("eventIds", await deleteInBatches(db, "ingest.event_ids", "received_at < $1", cutoff));
-  add("sessions", await deleteInBatches(db, "ingest.sessions", "started_at < $1", cutoff));
-  add("visitors", await deleteInBatches(db, "ingest.visitors", "last_seen < $1", cutoff));
+  const olderThan = (table: string, column: string) =>
+    deleteInBatches(db, { table, where: `${column} < $1`, cutoff });
+  add("eventIds", await olderThan("ingest.event_ids", "received_at"));
+  add("sessions", await olderThan("ingest.sessions", "started_at"));
+  add("visitors", await olderThan("ingest.visitors", "last_seen"));
   // The reports' derived tables follow the rows in one transaction (reports read in between
   // may still count rows already gone).
   await db.transaction((tx) => afterRetention(tx, cutoff));

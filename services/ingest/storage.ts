@@ -158,7 +158,11 @@ export class IngestStore {
         count(before === undefined ? "eventTypesAdded" : "eventTypesChanged");
       }
       // The webhooks too, for lead.created (export-site reads content-service's copy).
-      const hooks = await syncWebhooks(tx, INGEST_SCHEMA, siteId, manifest.webhooks, now);
+      const hooks = await syncWebhooks(tx, INGEST_SCHEMA, {
+        siteId,
+        webhooks: manifest.webhooks,
+        now,
+      });
       return { ...changes, ...hooks };
     });
   }

@@ -150,12 +150,14 @@ interface GroupWrite {
 export async function writeGroup(
   connection: Queryable,
   items: readonly WriteItem[],
-  upkeep = true,
   options: {
+    /** Keep the visits (true unless set). */
+    upkeep?: boolean;
     /** The transaction ends with this group: its last statement is sent with the COMMIT. */
     endsTransaction?: boolean;
   } = {},
 ): Promise<WriteResult[]> {
+  const upkeep = options.upkeep ?? true;
   const tx = prepared(connection);
   const results: WriteResult[] = items.map(() => ({ duplicate: false }));
   const views: Indexed<PageViewRow>[] = [];

@@ -73,7 +73,7 @@ describe.runIf(DATABASE_URL)("the writer on Postgres", () => {
     expect(views.length).toBeGreaterThan(10);
     const half = Math.floor(events.length / 2);
     const write = (group: typeof items, upkeep: boolean) =>
-      fresh.db.transaction((tx) => writeGroup(tx, group, upkeep, { endsTransaction: true }));
+      fresh.db.transaction((tx) => writeGroup(tx, group, { upkeep, endsTransaction: true }));
     const stored = async () =>
       (await fresh.db.query<{ n: number }>(
         "select count(*)::int as n from ingest.events where site_id = 'last'",

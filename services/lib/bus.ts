@@ -7,7 +7,6 @@
 import type { Redis } from "./redis.ts";
 import { subscriberOf } from "./redis.ts";
 import type { Logger } from "./log.ts";
-import type { PortLike } from "./rpc/port_transport.ts";
 
 /** Every topic; each message is the key hash, site id or host that changed. */
 export const TOPICS = [
@@ -84,49 +83,6 @@ export function createRedisBus(redis: Redis, log: Logger, keyPrefix: string): Bu
     async close() {
       subscriber.disconnect();
       await Promise.resolve();
-    },
-  };
-}
-
-interface Forwarded {
-  topic: Topic;
-  message: string;
-}
-
-/**
- * Hands every message `bus` delivers on this thread to a bus on another
- * thread of the process (`createForwardedBus`): without Redis, the gateway's
- * second thread learns this way what auth and content publish on the main
- * thread. Returns a function that stops forwarding and closes the port.
- */
-export function forwardBus(bus: Bus, port: PortLike): () => void {
-  const unsubscribes = TOPICS.map((topic) =>
-    bus.subscribe(topic, (message) => port.postMessage({ topic, message } satisfies Forwarded, []))
-  );
-  return () => {
-    for (const unsubscribe of unsubscribes) unsubscribe();
-    port.close();
-  };
-}
-
-/**
- * A thread's bus fed by `forwardBus` on the main thread. What is published on
- * it is delivered on this thread only (the gateway publishes nothing).
- */
-export function createForwardedBus(port: PortLike, log?: Logger): Bus {
-  const subscribers = new Subscribers();
-  port.onmessage = (event: MessageEvent<Forwarded>) =>
-    subscribers.deliver(event.data.topic, event.data.message, log);
-  return {
-    publish(topic, message) {
-      subscribers.deliver(topic, message, log);
-      return Promise.resolve();
-    },
-    subscribe: (topic, handler) => subscribers.add(topic, handler),
-    close() {
-      port.onmessage = null;
-      port.close();
-      return Promise.resolve();
     },
   };
 }

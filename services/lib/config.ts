@@ -70,20 +70,6 @@ export interface Config {
    * in its transaction); 0 leaves the server's setting.
    */
   statsWorkMemMb: number;
-  /**
-   * `deno task start` on Postgres runs ingest-service on a thread of its own
-   * (a second core for the write path); INGEST_THREAD=off keeps it on the
-   * main thread.
-   */
-  ingestThread: boolean;
-  /**
-   * GATEWAY_THREAD=on: with ingest-service on its thread, `deno task start`
-   * also serves the gateway's HTTP on a second thread (the same port,
-   * SO_REUSEPORT). Off by default: on two cores it gained nothing, neither
-   * for durable events nor for content reads (docs/benchmarks.md); it is
-   * for machines with cores to spare.
-   */
-  gatewayThread: boolean;
   /** Outbound webhooks: what their addresses may be. */
   webhooks: WebhookSettings;
 }
@@ -134,7 +120,13 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+interface IntegerSetting {
+  fallback: number;
+  min: number;
+  max: number;
+}
+
+function integer(env: Env, name: string, { fallback, min, max }: IntegerSetting): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   if (!/^-?\d+$/.test(raw.trim())) {
@@ -147,16 +139,34 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+/** A switch that is exactly `on` or `off`; unset or empty takes the fallback, anything else a fault. */
 function onOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  if (raw !== "on" && raw !== "off") {
-    throw new ConfigError(`${name} must be on or off, got "${raw}"`);
-  }
-  return raw === "on";
+  return oneOf(env, name, { values: ["on", "off"] as const, fallback: fallback ? "on" : "off" }) ===
+    "on";
 }
 
-function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+/**
+ * One of the documented values, spelt exactly (no case folding, no spaces);
+ * unset or empty takes the fallback, anything else a fault naming the setting.
+ */
+function oneOf<T extends string>(
+  env: Env,
+  name: string,
+  { values, fallback }: { values: readonly T[]; fallback: T },
+): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(
+  env: Env,
+  name: string,
+  { fallback, protocols }: { fallback: string; protocols: string[] },
+): string {
   const raw = env[name] || fallback;
   let parsed: URL;
   try {
@@ -173,7 +183,7 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
 function optionalUrl(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
-  return url(env, name, raw, protocols);
+  return url(env, name, { fallback: raw, protocols });
 }
 
 /** A switch that only the exact value `1` turns on; unset or empty is off, anything else a fault. */
@@ -184,71 +194,136 @@ function one(env: Env, name: string): boolean {
   return true;
 }
 
-const LOG_LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
+const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+/**
+ * The OpenTelemetry settings with a closed set of values that this system
+ * documents (docs/observability.md). Deno's exporter reads them itself and
+ * falls back without a word on a value it does not know, so a misspelt one
+ * would silently export differently from what the operator asked for.
+ */
+const OTEL_CHOICES: Record<string, readonly string[]> = {
+  OTEL_EXPORTER_OTLP_PROTOCOL: ["http/protobuf", "http/json"],
+  OTEL_TRACES_SAMPLER: [
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio",
+  ],
+  OTEL_DENO_CONSOLE: ["capture", "replace", "ignore"],
+  OTEL_DENO: ["true", "false"],
+  OTEL_SDK_DISABLED: ["true", "false"],
+};
+
+function checkOtel(env: Env): void {
+  for (const [name, values] of Object.entries(OTEL_CHOICES)) {
+    oneOf(env, name, { values, fallback: "" });
+  }
+  const arg = env.OTEL_TRACES_SAMPLER_ARG;
+  if (arg !== undefined && arg !== "") {
+    const ratio = /^\d+(\.\d+)?$/.test(arg) ? Number(arg) : NaN;
+    if (!(ratio >= 0 && ratio <= 1)) {
+      throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got "${arg}"`);
+    }
+  }
+}
 
 /** Reads and validates the whole configuration; throws ConfigError naming the bad setting. */
 export function loadConfig(env: Env, mode: RunMode): Config {
-  const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
-  }
+  const logLevel: LogLevel = oneOf(env, "LOG_LEVEL", { values: LOG_LEVELS, fallback: "info" });
+  checkOtel(env);
   const adminToken = env.ADMIN_TOKEN || undefined;
   return {
-    port: integer(env, "PORT", 8080, 0, 65535),
+    port: integer(env, "PORT", { fallback: 8080, min: 0, max: 65535 }),
     host: env.HOST || (mode === "service" ? "0.0.0.0" : "127.0.0.1"),
     databaseUrl: optionalUrl(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
     redisUrl: optionalUrl(env, "REDIS_URL", ["redis:", "rediss:"]),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || "crm:",
     dataDir: env.CRM_DATA_DIR || ".data",
-    authUrl: url(env, "AUTH_URL", "http://127.0.0.1:50051", ["http:", "https:"]),
-    contentUrl: url(env, "CONTENT_URL", "http://127.0.0.1:50052", ["http:", "https:"]),
-    ingestUrl: url(env, "INGEST_URL", "http://127.0.0.1:50053", ["http:", "https:"]),
-    grpcPort: integer(env, "GRPC_PORT", 50051, 0, 65535),
+    authUrl: url(env, "AUTH_URL", {
+      fallback: "http://127.0.0.1:50051",
+      protocols: ["http:", "https:"],
+    }),
+    contentUrl: url(env, "CONTENT_URL", {
+      fallback: "http://127.0.0.1:50052",
+      protocols: ["http:", "https:"],
+    }),
+    ingestUrl: url(env, "INGEST_URL", {
+      fallback: "http://127.0.0.1:50053",
+      protocols: ["http:", "https:"],
+    }),
+    grpcPort: integer(env, "GRPC_PORT", { fallback: 50051, min: 0, max: 65535 }),
     adminToken,
-    trustProxy: integer(env, "TRUST_PROXY", 0, 0, 32),
-    keyCacheTtlS: integer(env, "KEY_CACHE_TTL_S", 60, 0, 86400),
+    trustProxy: integer(env, "TRUST_PROXY", { fallback: 0, min: 0, max: 32 }),
+    keyCacheTtlS: integer(env, "KEY_CACHE_TTL_S", { fallback: 60, min: 0, max: 86400 }),
     // 0 is allowed and means "keep nothing": the next run deletes every page view and event.
-    retentionDays: integer(env, "RETENTION_DAYS", 395, 0, 36500),
+    retentionDays: integer(env, "RETENTION_DAYS", { fallback: 395, min: 0, max: 36500 }),
     retentionDaysSet: (env.RETENTION_DAYS ?? "") !== "",
     geoipDb: env.GEOIP_DB || undefined,
     ingestBatch: {
-      // 1 ms, not 2: under load a batch fills well within 1 ms, and the shorter wait took
-      // 7% more durable events/s at 256 connections (docs/benchmarks.md, session 13).
-      maxWaitMs: integer(env, "INGEST_BATCH_WAIT_MS", 1, 0, 1000),
-      maxItems: integer(env, "INGEST_BATCH_MAX_ITEMS", 500, 1, 5000),
+      // 1 ms, not 2: under load a batch fills well within 1 ms, and the shorter wait gave
+      // 7% more durable events/s at 256 connections (docs/benchmarks.md, ingest).
+      maxWaitMs: integer(env, "INGEST_BATCH_WAIT_MS", { fallback: 1, min: 0, max: 1000 }),
+      maxItems: integer(env, "INGEST_BATCH_MAX_ITEMS", { fallback: 500, min: 1, max: 5000 }),
     },
-    contentCdnMaxAgeS: integer(env, "CONTENT_CDN_MAX_AGE_S", 30, 0, 86400),
+    contentCdnMaxAgeS: integer(env, "CONTENT_CDN_MAX_AGE_S", { fallback: 30, min: 0, max: 86400 }),
     limits: {
-      contentPerIp: integer(env, "RATE_LIMIT_CONTENT_PER_IP", 300, 1, 1e9),
-      contentPerKey: integer(env, "RATE_LIMIT_CONTENT_PER_KEY", 600, 1, 1e9),
-      invalidKeyPerIp: integer(env, "RATE_LIMIT_INVALID_KEY_PER_IP", 20, 0, 1e9),
-      marketingPerIp: integer(env, "RATE_LIMIT_MARKETING_PER_IP", 120, 1, 1e9),
-      marketingPerSite: integer(env, "RATE_LIMIT_MARKETING_PER_SITE", 6000, 1, 1e9),
-      statsPerKey: integer(env, "RATE_LIMIT_STATS_PER_KEY", 600, 1, 1e9),
+      contentPerIp: integer(env, "RATE_LIMIT_CONTENT_PER_IP", { fallback: 300, min: 1, max: 1e9 }),
+      contentPerKey: integer(env, "RATE_LIMIT_CONTENT_PER_KEY", {
+        fallback: 600,
+        min: 1,
+        max: 1e9,
+      }),
+      invalidKeyPerIp: integer(env, "RATE_LIMIT_INVALID_KEY_PER_IP", {
+        fallback: 20,
+        min: 0,
+        max: 1e9,
+      }),
+      marketingPerIp: integer(env, "RATE_LIMIT_MARKETING_PER_IP", {
+        fallback: 120,
+        min: 1,
+        max: 1e9,
+      }),
+      marketingPerSite: integer(env, "RATE_LIMIT_MARKETING_PER_SITE", {
+        fallback: 6000,
+        min: 1,
+        max: 1e9,
+      }),
+      statsPerKey: integer(env, "RATE_LIMIT_STATS_PER_KEY", { fallback: 600, min: 1, max: 1e9 }),
     },
     // The maxima stay under Deno's HTTP server's own bounds (128 header fields,
     // 64 KiB for the request line and headers together, measured on Deno 2.9),
     // over which it answers a bare 400 before the gateway sees the request.
     http: {
-      maxHeaders: integer(env, "HTTP_MAX_HEADERS", 100, 1, 120),
-      maxHeaderBytes: integer(env, "HTTP_MAX_HEADER_BYTES", 16384, 1024, 49152),
-      maxUrlBytes: integer(env, "HTTP_MAX_URL_BYTES", 8192, 256, 8192),
-      bodyTimeoutMs: integer(env, "HTTP_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS, 100, 600_000),
-      maxInFlight: integer(env, "HTTP_MAX_IN_FLIGHT", 2000, 1, 1_000_000),
-      maxInFlightPerConnection: integer(env, "HTTP_MAX_IN_FLIGHT_PER_CONNECTION", 100, 1, 10_000),
+      maxHeaders: integer(env, "HTTP_MAX_HEADERS", { fallback: 100, min: 1, max: 120 }),
+      maxHeaderBytes: integer(env, "HTTP_MAX_HEADER_BYTES", {
+        fallback: 16384,
+        min: 1024,
+        max: 49152,
+      }),
+      maxUrlBytes: integer(env, "HTTP_MAX_URL_BYTES", { fallback: 8192, min: 256, max: 8192 }),
+      bodyTimeoutMs: integer(env, "HTTP_BODY_TIMEOUT_MS", {
+        fallback: DEFAULT_BODY_TIMEOUT_MS,
+        min: 100,
+        max: 600_000,
+      }),
+      maxInFlight: integer(env, "HTTP_MAX_IN_FLIGHT", { fallback: 2000, min: 1, max: 1_000_000 }),
+      maxInFlightPerConnection: integer(env, "HTTP_MAX_IN_FLIGHT_PER_CONNECTION", {
+        fallback: 100,
+        min: 1,
+        max: 10_000,
+      }),
     },
-    responseCacheMaxBytes: integer(
-      env,
-      "RESPONSE_CACHE_MAX_BYTES",
-      DEFAULT_RESPONSE_CACHE_BYTES,
-      0,
-      16 * 1024 * 1024 * 1024,
-    ),
+    responseCacheMaxBytes: integer(env, "RESPONSE_CACHE_MAX_BYTES", {
+      fallback: DEFAULT_RESPONSE_CACHE_BYTES,
+      min: 0,
+      max: 16 * 1024 * 1024 * 1024,
+    }),
     logLevel,
-    statsUpkeep: (env.STATS_UPKEEP ?? "") !== "off",
-    statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", 64, 0, 4096),
-    ingestThread: (env.INGEST_THREAD ?? "") !== "off",
-    gatewayThread: onOff(env, "GATEWAY_THREAD", false),
+    statsUpkeep: onOff(env, "STATS_UPKEEP", true),
+    statsWorkMemMb: integer(env, "STATS_WORK_MEM_MB", { fallback: 64, min: 0, max: 4096 }),
     webhooks: {
       allowPrivate: one(env, "WEBHOOK_ALLOW_PRIVATE"),
       allowInsecure: one(env, "WEBHOOK_ALLOW_INSECURE"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
 
 const start = (env: Record<string, string>) => loadConfig(env, "start");
 
@@ -18,23 +18,77 @@ describe("STATS_WORK_MEM_MB", () => {
   });
 });
 
-describe("INGEST_THREAD", () => {
-  it("is on unless set to off", () => {
-    expect(start({}).ingestThread).toBe(true);
-    expect(start({ INGEST_THREAD: "on" }).ingestThread).toBe(true);
-    expect(start({ INGEST_THREAD: "off" }).ingestThread).toBe(false);
+describe("on/off switches", () => {
+  const switches = [
+    { name: "STATS_UPKEEP", read: (c: Config) => c.statsUpkeep, fallback: true },
+  ];
+
+  it("take on or off, and their default when unset or empty", () => {
+    for (const { name, read, fallback } of switches) {
+      expect(read(start({}))).toBe(fallback);
+      expect(read(start({ [name]: "" }))).toBe(fallback);
+      expect(read(start({ [name]: "on" }))).toBe(true);
+      expect(read(start({ [name]: "off" }))).toBe(false);
+    }
+  });
+
+  it("refuse anything else, naming the setting and the value", () => {
+    for (const { name } of switches) {
+      for (const value of ["yes", "1", "true", "OFF", " on", "off "]) {
+        expect(() => start({ [name]: value }))
+          .toThrow(new ConfigError(`${name} must be one of on, off, got "${value}"`));
+      }
+    }
   });
 });
 
-describe("GATEWAY_THREAD", () => {
-  it("is off unless set to on", () => {
-    expect(start({}).gatewayThread).toBe(false);
-    expect(start({ GATEWAY_THREAD: "on" }).gatewayThread).toBe(true);
-    expect(start({ GATEWAY_THREAD: "off" }).gatewayThread).toBe(false);
+describe("LOG_LEVEL", () => {
+  it("is info unless set to one of the four levels", () => {
+    expect(start({}).logLevel).toBe("info");
+    for (const level of ["debug", "info", "warn", "error"] as const) {
+      expect(start({ LOG_LEVEL: level }).logLevel).toBe(level);
+    }
   });
 
-  it("refuses anything else, naming the setting", () => {
-    expect(() => start({ GATEWAY_THREAD: "yes" })).toThrow(/GATEWAY_THREAD must be on or off/);
+  it("refuses any other spelling, naming the setting", () => {
+    for (const value of ["INFO", "warning", "trace", " info"]) {
+      expect(() => start({ LOG_LEVEL: value })).toThrow(ConfigError);
+      expect(() => start({ LOG_LEVEL: value })).toThrow(/^LOG_LEVEL must be one of debug, info/);
+    }
+  });
+});
+
+describe("OpenTelemetry settings with a closed set of values", () => {
+  const good: Record<string, string[]> = {
+    OTEL_EXPORTER_OTLP_PROTOCOL: ["http/protobuf", "http/json"],
+    OTEL_TRACES_SAMPLER: ["always_on", "parentbased_traceidratio", "traceidratio"],
+    OTEL_DENO_CONSOLE: ["capture", "replace", "ignore"],
+    OTEL_DENO: ["true", "false"],
+    OTEL_SDK_DISABLED: ["true", "false"],
+    OTEL_TRACES_SAMPLER_ARG: ["0", "0.1", "1", "1.0"],
+  };
+  const bad: Record<string, string[]> = {
+    OTEL_EXPORTER_OTLP_PROTOCOL: ["grpc", "http/JSON", "json"],
+    OTEL_TRACES_SAMPLER: ["ratio", "parentbased", "ALWAYS_ON"],
+    OTEL_DENO_CONSOLE: ["replaced", "off"],
+    OTEL_DENO: ["1", "yes", "TRUE"],
+    OTEL_SDK_DISABLED: ["1", "on"],
+    OTEL_TRACES_SAMPLER_ARG: ["1.5", "-0.1", "10%", "abc"],
+  };
+
+  it("accept the documented values", () => {
+    for (const [name, values] of Object.entries(good)) {
+      for (const value of values) expect(() => start({ [name]: value })).not.toThrow();
+    }
+  });
+
+  it("refuse others at start, naming the setting", () => {
+    for (const [name, values] of Object.entries(bad)) {
+      for (const value of values) {
+        expect(() => start({ [name]: value })).toThrow(ConfigError);
+        expect(() => start({ [name]: value })).toThrow(new RegExp(`^${name} must be `));
+      }
+    }
   });
 });
 

@@ -65,12 +65,14 @@ function traceCommands(redis: Redis, url: URL): void {
     if (!activeSpan()) return send(command, stream);
     const name = command.name.toUpperCase();
     // The span covers the command from its write to its reply.
-    void inSpan(name, SpanKind.CLIENT, {
+    const attributes = {
       "db.system": "redis",
       "db.system.name": "redis",
       "db.operation.name": name,
       ...endpoint,
-    }, () => command.promise).catch(() => {/* the caller sees the failure itself */});
+    };
+    void inSpan({ name, kind: SpanKind.CLIENT, attributes }, () => command.promise)
+      .catch(() => {/* the caller sees the failure itself */});
     return send(command, stream);
   }) as typeof redis.sendCommand;
 }

@@ -6,7 +6,6 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { Database } from "./db/mod.ts";
 import { migrate, type Migration, type MigrationResult, schemaVersion } from "./db/migrate.ts";
 import type { Platform } from "./platform.ts";
@@ -50,11 +49,6 @@ export interface RunningService {
   name: string;
   url: string;
   port: number;
-  /**
-   * The handlers its port serves, when they run in this isolate: a caller in
-   * the same process may reach them without HTTP (rpc/port_transport.ts).
-   */
-  handlers?: readonly UniversalHandler[];
   close(): Promise<void>;
 }
 
@@ -145,7 +139,6 @@ export async function runService(
     name: definition.name,
     url: running.url,
     port: running.port,
-    handlers: running.handlers,
     async close() {
       clearInterval(poll);
       health.setAll(ServingStatus.NOT_SERVING);

@@ -122,13 +122,18 @@ export async function spanWork<T>(
  * without a parent would be an orphan trace of one statement.
  */
 export function inSpan<T>(
-  name: string,
-  kind: SpanKind,
-  attributes: Attributes,
+  { name, kind, attributes }: { name: string; kind: SpanKind; attributes: Attributes },
   fn: () => Promise<T>,
 ): Promise<T> {
   if (!activeSpan()) return fn();
   return tracer.startActiveSpan(name, { kind, attributes }, (span) => spanWork(span, fn));
+}
+
+export interface SharedWorkSpan {
+  name: string;
+  /** The spans of the requests served, where they are sampled. */
+  links: readonly (Link | undefined)[];
+  attributes: Attributes;
 }
 
 /** A link to the span of the request being served, for work that serves many. */
@@ -143,9 +148,7 @@ export function currentLink(): Link | undefined {
  * scope so neither its logs nor its own spans claim one request.
  */
 export function sharedWork<T>(
-  name: string,
-  links: readonly (Link | undefined)[],
-  attributes: Attributes,
+  { name, links, attributes }: SharedWorkSpan,
   fn: () => Promise<T>,
 ): Promise<T> {
   if (!TRACING) return fn();

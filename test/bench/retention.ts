@@ -68,7 +68,7 @@ export async function run(): Promise<BenchReport> {
       "select pg_size_pretty(pg_database_size(current_database())) as size",
     );
     for (const [label, at] of [["first run", now], ["a day later", now + DAY]] as const) {
-      const r = await runRetention(db, partitions, 395, at);
+      const r = await runRetention(db, { partitions, retentionDays: 395, now: at });
       report.rows.push({
         run: label,
         "partitions dropped": r.droppedPartitions.length,

@@ -433,7 +433,7 @@ async function importRate(db: Database): Promise<string> {
   for (const [kind, name] of [["page_views", "pageview"], ["events", "event"]] as const) {
     let cursor = "";
     do {
-      const page = await exportPage(db, kind, SITE, { cursor, pageSize: 10_000 });
+      const page = await exportPage(db, { kind, siteId: SITE, cursor, pageSize: 10_000 });
       for (const row of page.rows) {
         // deno-lint-ignore no-explicit-any
         const json = kind === "events" ? eventJson(row as any) : pageViewJson(row as any);

@@ -138,7 +138,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
       // (WatchList) need: kwok's client-go asked for them, every watch ended at
       // once, and kwok saw pods only at its next relist, tens of seconds late
       // (an upgrade's rollout took minutes). Refused here, clients list and
-      // watch as before: install and upgrade take seconds.
+      // then watch: install and upgrade take seconds.
       "--feature-gates=WatchList=false",
     ]);
     const kubeconfig = `${dir}/kubeconfig`;

@@ -69,7 +69,7 @@ export async function exported(
   sinceMs?: bigint,
 ): Promise<Json[]> {
   const rows: Json[] = [];
-  for await (const page of exportPages(what, sys.system.admin, siteId, sinceMs)) {
+  for await (const page of exportPages(sys.system.admin, { what, siteId, sinceMs })) {
     rows.push(...page.map((r) => JSON.parse(r)));
   }
   return rows;

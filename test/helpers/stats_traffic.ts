@@ -72,7 +72,7 @@ export async function databaseWithTraffic(
   const visits = [...generateVisits(traffic)].map(reshape);
   for (const group of inGroups(visits, 60)) {
     // As ingest-service's group commit writes (its last statement with COMMIT behind it).
-    await db.transaction((tx) => writeGroup(tx, group, true, { endsTransaction: true }));
+    await db.transaction((tx) => writeGroup(tx, group, { endsTransaction: true }));
   }
   return fresh;
 }
@@ -132,7 +132,7 @@ export async function writeLastRowFirst(db: Database, traffic: TrafficOptions): 
       Date.parse(b.row.received_at) - Date.parse(a.row.received_at)
     );
     for (const item of rows) {
-      await db.transaction((tx) => writeGroup(tx, [item], true, { endsTransaction: true }));
+      await db.transaction((tx) => writeGroup(tx, [item], { endsTransaction: true }));
     }
   }
 }

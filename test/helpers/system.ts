@@ -31,12 +31,6 @@ export interface TestSystemOptions {
   databaseUrl?: string;
   /** The clock every service and the gateway read (a ManualClock moves time without waiting). */
   clock?: Clock;
-  /**
-   * Threads as `deno task start` runs them on Postgres: ingest-service on
-   * one of its own, and with GATEWAY_THREAD=on the gateway on two (the
-   * system clock only: workers read their own).
-   */
-  threads?: boolean;
 }
 
 export interface TestSystem {
@@ -91,7 +85,6 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       demo: options.demo,
       clock: options.clock,
       log: options.log ?? createLogger(config.logLevel),
-      ingestThread: options.threads,
     });
   } catch (error) {
     await pg?.drop();

@@ -1,8 +1,7 @@
 /**
  * Redis counters with an in-process fallback. When a Redis call fails (or
  * times out) the gateway keeps serving with its own windows (exact for one
- * replica, per replica otherwise; a process's gateway threads share the main
- * thread's, port_counter.ts) and logs the switch once. While degraded no
+ * replica, per replica otherwise) and logs the switch once. While degraded no
  * request waits on Redis: a background PING, at most one a second, finds out
  * when Redis answers again, and the next requests count there again.
  */
@@ -37,16 +36,14 @@ const PROBE_EVERY_MS = 1000;
 export class ResilientCounter implements WindowCounter {
   #redis: Redis;
   #shared: RedisCounter;
-  #local: WindowCounter;
+  #local = new LocalCounter();
   #degraded = false;
   #probing = false;
   #nextProbe = 0;
   #log: Logger;
 
-  /** `fallback`: the windows used while Redis is away; this counter's own unless given. */
-  constructor(redis: Redis, keyPrefix: string, log: Logger, fallback?: WindowCounter) {
+  constructor(redis: Redis, keyPrefix: string, log: Logger) {
     this.#redis = redis;
-    this.#local = fallback ?? new LocalCounter();
     this.#shared = new RedisCounter(redis, keyPrefix);
     this.#log = log;
     counters.add(new WeakRef(this));

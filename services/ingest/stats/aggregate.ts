@@ -118,17 +118,17 @@ export function aggregateSql(
   query.dimensions.forEach((d, i) => {
     if (isTimeDimension(d)) {
       const b = bucketParams(plan.buckets.get(d)!, params);
-      selects.push(`${bucketOf("r.at", b)} as t${i}`);
-      if (withVisits) selects.push(`${bucketOf("vf.first_at", b)} as vt${i}`);
-      rowCols.push(`t${i}`);
-      visitCols.push(`vt${i}`);
+      selects.push(`${bucketOf("r.at", b)} as row_bucket_${i}`);
+      if (withVisits) selects.push(`${bucketOf("vf.first_at", b)} as visit_bucket_${i}`);
+      rowCols.push(`row_bucket_${i}`);
+      visitCols.push(`visit_bucket_${i}`);
     } else {
       const column = isVisitDimension(d)
         ? `vf.${visitColumn(d)}`
         : eventColumn(d as EventDimension, params, "r.");
-      selects.push(`${column} as g${i}`);
-      rowCols.push(`g${i}`);
-      visitCols.push(`g${i}`);
+      selects.push(`${column} as value_${i}`);
+      rowCols.push(`value_${i}`);
+      visitCols.push(`value_${i}`);
     }
   });
   const dims = (cols: string[]) => ({

@@ -255,13 +255,21 @@ describe.each(STORAGES)("the engine on %s", (storage) => {
     await build(db);
     await compareAll(db, zone, { queries: AFTER_CHANGES });
 
-    await deleteVisitor(db, SITE, await busiestVisitor(db, SITE), true);
+    await deleteVisitor(db, {
+      siteId: SITE,
+      visitorId: await busiestVisitor(db, SITE),
+      withLeads: true,
+    });
     await compareAll(db, zone, { queries: AFTER_CHANGES });
     await build(db);
     await compareAll(db, zone, { queries: AFTER_CHANGES });
 
     // 40 days before 2026-11-20T10:07Z: a cutoff of 2026-10-11T10:07Z, inside a day.
-    await runRetention(db, new Partitions(db), 40, Date.parse("2026-11-20T10:07:00Z"));
+    await runRetention(db, {
+      partitions: new Partitions(db),
+      retentionDays: 40,
+      now: Date.parse("2026-11-20T10:07:00Z"),
+    });
     await compareAll(db, zone, { queries: AFTER_CHANGES });
     await build(db);
 
@@ -333,7 +341,7 @@ describe.each(STORAGES)("the engine on %s", (storage) => {
     expect(own.length).toBeGreaterThan(2);
     const session = longest.session;
     for (const item of own) {
-      await db.transaction((tx) => writeGroup(tx, [item], true, { endsTransaction: true }));
+      await db.transaction((tx) => writeGroup(tx, [item], { endsTransaction: true }));
     }
     const [visit] = await db.query<{ entry_page: string; exit_page: string; pageviews: number }>(
       "select entry_page, exit_page, pageviews from ingest.visits where site_id = $1 and visit_key = $2",

@@ -89,18 +89,19 @@ export function funnelSql(plan: FunnelPlan, params: Params, visitsOf: VisitsOf):
   const reached = steps.map((_, i) => {
     const n = i + 1;
     if (i === 0) {
-      return `f1 as (select distinct on (visit_key) visit_key, visitor_key, at, seq
-                       from m where s1 order by visit_key, at, seq)`;
+      return `reached_1 as (select distinct on (visit_key) visit_key, visitor_key, at, seq
+                              from step_rows where meets_1 order by visit_key, at, seq)`;
     }
-    return `f${n} as (select distinct on (m.visit_key) m.visit_key, m.visitor_key, m.at, m.seq
-                        from m join f${i} p using (visit_key)
-                       where m.s${n} and (m.at, m.seq) > (p.at, p.seq)
-                       order by m.visit_key, m.at, m.seq)`;
+    return `reached_${n} as (
+      select distinct on (r.visit_key) r.visit_key, r.visitor_key, r.at, r.seq
+        from step_rows r join reached_${i} p using (visit_key)
+       where r.meets_${n} and (r.at, r.seq) > (p.at, p.seq)
+       order by r.visit_key, r.at, r.seq)`;
   });
   return `with ${sources(plan, params, visitsOf)},
-    m as (
+    step_rows as (
       select r.visit_key, r.visitor_key, r.at, r.seq,
-             ${conditions.map((c, i) => `coalesce(${c}, false) as s${i + 1}`).join(", ")}
+             ${conditions.map((c, i) => `coalesce(${c}, false) as meets_${i + 1}`).join(", ")}
         from funnel_rows r${keep}
        where ${conditions.map((c) => `(${c})`).join(" or ")}
     ),
@@ -108,7 +109,7 @@ export function funnelSql(plan: FunnelPlan, params: Params, visitsOf: VisitsOf):
     ${
     steps.map((_, i) =>
       `select ${i + 1} as step, count(distinct visitor_key)::int as visitors,
-              count(*)::int as visits from f${i + 1}`
+              count(*)::int as visits from reached_${i + 1}`
     ).join("\nunion all\n")
   }`;
 }

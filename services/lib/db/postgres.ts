@@ -1,13 +1,14 @@
 import postgres from "postgres";
 import type { Database, Param, Queryable, QueryOptions, Row } from "./mod.ts";
+import { guardClosedSocketWrites, sendBegin } from "./postgres_quirks.ts";
 
 type Sql = postgres.Sql | postgres.TransactionSql | postgres.ReservedSql;
 
 /** A statement as postgres.js makes it: sent when executed (or first awaited). */
-const statement = (sql: Sql, text: string, params: readonly Param[], options: QueryOptions) =>
-  sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-    prepare: options.prepare ?? false,
-  });
+const statement = (
+  sql: Sql,
+  { text, params, prepare }: { text: string; params: readonly Param[]; prepare?: boolean },
+) => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: prepare ?? false });
 
 function queryable(sql: Sql): Queryable {
   return {
@@ -16,55 +17,12 @@ function queryable(sql: Sql): Queryable {
       params: readonly Param[] = [],
       options: QueryOptions = {},
     ) {
-      return (await statement(sql, text, params, options)) as unknown as T[];
+      return (await statement(sql, { text, params, prepare: options.prepare })) as unknown as T[];
     },
     async exec(script: string) {
       await sql.unsafe(script);
     },
   };
-}
-
-/** The part of postgres.js's pool connection that BEGIN's onexecute hands over. */
-interface PoolConnection {
-  /** Called once by the pool when the connection closes. */
-  onclose?: ((error: unknown) => void) | null;
-}
-
-let guarded = false;
-
-/** Whether an error is postgres.js's write on a closed connection (see below). */
-export function isClosedSocketWrite(error: unknown): boolean {
-  if (!(error instanceof TypeError)) return false;
-  const stack = error.stack ?? "";
-  return /reading 'write'/.test(error.message) && /\bnextWrite\b/.test(stack) &&
-    /postgres[@/].*connection\.js/.test(stack);
-}
-
-/**
- * postgres.js 3.4.9 can write to a connection after it closed: a write queued
- * with setImmediate runs once the server or the network dropped the socket
- * and throws "Cannot read properties of null (reading 'write')" from the
- * immediate, beyond any caller's catch, which ends the process
- * (porsager/postgres#1208, denoland/deno#34667; found by the Postgres
- * restart of test/faults/postgres_test.ts, which killed ingest-service).
- * The write belonged to a connection that is gone: its query fails or runs
- * into the services' storage deadlines, and the pool connects again. So this
- * one error, recognised by its message and its place in postgres.js, is kept
- * from ending the process; every other uncaught error still does.
- */
-function survivePostgresClosedSocketWrites(): void {
-  if (guarded) return;
-  guarded = true;
-  globalThis.addEventListener("error", (event) => {
-    if (isClosedSocketWrite((event as ErrorEvent).error)) {
-      event.preventDefault();
-      console.error(JSON.stringify({
-        time: new Date().toISOString(),
-        level: "warn",
-        msg: "postgres: a write on a closed connection was dropped",
-      }));
-    }
-  });
 }
 
 export interface PostgresOptions {
@@ -76,7 +34,7 @@ export interface PostgresOptions {
  * DATABASE_URL fails at start-up with a clear message rather than on first use.
  */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
-  survivePostgresClosedSocketWrites();
+  guardClosedSocketWrites();
   const sql = postgres(url, {
     max: options.poolSize ?? 10,
     connect_timeout: 5,
@@ -116,28 +74,12 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       const connection = await sql.reserve();
       // A reserved connection that closes (the server restarted, the network dropped it) fails
       // the statements postgres.js had sent, but one sent after the close is written to no
-      // socket and never settles (the closed-socket write above), and neither does the
-      // ROLLBACK that follows a failure: the transaction would hang and keep its connection
-      // from the pool for good. postgres.js's own begin() races its work with the
-      // connection's close; BEGIN's onexecute hands us the connection to do the same.
-      let lost: Error | undefined;
-      const { promise: closed, reject: loseConnection } = Promise.withResolvers<never>();
-      closed.catch(() => {}); // raced below, where the loss is reported
-      let watched: PoolConnection | undefined;
-      const onexecute = (c: PoolConnection) => {
-        watched = c;
-        c.onclose = (error) => {
-          lost = error instanceof Error ? error : new Error(String(error));
-          loseConnection(lost);
-        };
-        return true; // as postgres.js goes on without the hook: the connection takes more
-      };
-      const untilLost = <R>(work: PromiseLike<R>) => Promise.race([work, closed]);
+      // socket and never settles, and neither does the ROLLBACK that follows a failure: the
+      // transaction would hang and keep its connection from the pool for good. So every step
+      // races the connection's close, as postgres.js's own begin() does.
+      const begin = sendBegin(connection);
+      const untilLost = <R>(work: PromiseLike<R>) => Promise.race([work, begin.closed]);
       try {
-        // Sent now, before fn's first statement: a postgres.js query goes out
-        // only when executed, and awaiting one executes it a microtask later.
-        const begun = connection.unsafe("begin", [], { onexecute } as postgres.UnsafeQueryOptions)
-          .execute();
         const statements = queryable(connection);
         // Sent behind the statement marked last (QueryOptions.last), else after fn.
         let commit: Promise<unknown> | undefined;
@@ -147,6 +89,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
             params: readonly Param[] = [],
             options: QueryOptions = {},
           ) {
+            const lost = begin.lost();
             if (lost) return Promise.reject(lost);
             if (commit) {
               return Promise.reject(new Error("a statement after the transaction's last one"));
@@ -154,34 +97,37 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
             if (!options.last) return untilLost(statements.query<R>(text, params, options));
             // Both executed now, in this order (queryable's await would send the
             // statement a microtask later, behind the COMMIT).
-            const rows = statement(connection, text, params, options).execute();
+            const rows = statement(connection, { text, params, prepare: options.prepare })
+              .execute();
             commit = connection.unsafe("commit").execute();
             commit.catch(() => {}); // awaited below, where its failure is reported
             return untilLost(rows.then((r) => r as unknown as R[]));
           },
           exec: (script) =>
-            lost
-              ? Promise.reject(lost)
+            begin.lost()
+              ? Promise.reject(begin.lost())
               : commit
               ? Promise.reject(new Error("a statement after the transaction's last one"))
               : untilLost(statements.exec(script)),
         };
         let result: T;
         try {
-          [, result] = await untilLost(Promise.all([begun, fn(tx)]));
+          [, result] = await untilLost(Promise.all([begin.answered, fn(tx)]));
           await untilLost(commit ?? connection.unsafe("commit"));
         } catch (error) {
           // After a COMMIT sent early, the failed transaction ended with it (as a rollback).
           // A lost connection ended it on the server; nothing is sent on it again.
-          if (!lost) await untilLost(commit ?? connection.unsafe("rollback")).catch(() => {});
+          if (!begin.lost()) {
+            await untilLost(commit ?? connection.unsafe("rollback")).catch(() => {});
+          }
           throw error;
         }
         return result;
       } finally {
-        if (watched) watched.onclose = null;
+        begin.unwatch();
         // A closed connection is already back in postgres.js's pool, to connect again on
         // next use; releasing it would list it as open, and its next query would hang.
-        if (!lost) connection.release();
+        if (!begin.lost()) connection.release();
       }
     },
     async close() {

@@ -57,7 +57,8 @@ function statementSpan<T>(system: string, text: string, fn: () => Promise<T>): P
     "db.query.text": text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text,
   };
   if (table) attributes["db.collection.name"] = table;
-  return inSpan(table ? `${operation} ${table}` : operation, SpanKind.CLIENT, attributes, fn);
+  const name = table ? `${operation} ${table}` : operation;
+  return inSpan({ name, kind: SpanKind.CLIENT, attributes }, fn);
 }
 
 function tracedQueryable(inner: Queryable): Queryable {

@@ -85,7 +85,13 @@ function boolean(value: unknown, path: string, fallback: boolean): boolean {
   return value;
 }
 
-function matching(value: unknown, path: string, pattern: RegExp, what: string): string {
+/** A text format: the pattern and how a refusal names it. */
+interface Format {
+  pattern: RegExp;
+  what: string;
+}
+
+function matching(value: unknown, path: string, { pattern, what }: Format): string {
   const s = string(value, path);
   if (!pattern.test(s)) fail(path, `must be ${what}`);
   return s;
@@ -94,8 +100,7 @@ function matching(value: unknown, path: string, pattern: RegExp, what: string): 
 function oneOf<T extends string>(
   value: unknown,
   path: string,
-  allowed: readonly T[],
-  fallback?: T,
+  { allowed, fallback }: { allowed: readonly T[]; fallback?: T },
 ): T {
   if (value === undefined && fallback !== undefined) return fallback;
   const s = string(value, path);
@@ -106,14 +111,17 @@ function oneOf<T extends string>(
 }
 
 /** Remembers keys; refuses one seen before with the path of its repetition. */
-function firstSeen(seen: Set<string>, key: string, path: string, what: string) {
+function firstSeen(
+  seen: Set<string>,
+  { key, path, what }: { key: string; path: string; what: string },
+) {
   if (seen.has(key)) fail(path, `duplicate ${what} "${key}"`);
   seen.add(key);
 }
 
 function unique(values: string[], path: (i: number) => string, what: string) {
   const seen = new Set<string>();
-  values.forEach((v, i) => firstSeen(seen, v, path(i), what));
+  values.forEach((v, i) => firstSeen(seen, { key: v, path: path(i), what }));
 }
 
 const ISO_DATE =
@@ -156,7 +164,10 @@ function urlMap(value: unknown, path: string): LanguageMap {
 function site(value: unknown): SiteDef {
   const s = object(value, "$.site");
   // Checked in the manifest's field order, so the first fault reported is the first in the file.
-  const id = matching(s.id, "$.site.id", SITE_ID, "lowercase letters, digits and hyphens, 2 to 63");
+  const id = matching(s.id, "$.site.id", {
+    pattern: SITE_ID,
+    what: "lowercase letters, digits and hyphens, 2 to 63",
+  });
   const name = string(s.name, "$.site.name", id);
   // Absent or null while the owner has not chosen one: reports then use the zone a query names.
   const timeZone = nullableString(s.timeZone, "$.site.timeZone");
@@ -164,7 +175,10 @@ function site(value: unknown): SiteDef {
     fail("$.site.timeZone", "must be an IANA time zone");
   }
   const languages = array(s.languages, "$.site.languages").map((l, i) =>
-    matching(l, `$.site.languages[${i}]`, LANGUAGE_CODE, "a language code such as en or pt-BR")
+    matching(l, `$.site.languages[${i}]`, {
+      pattern: LANGUAGE_CODE,
+      what: "a language code such as en or pt-BR",
+    })
   );
   if (languages.length === 0) fail("$.site.languages", "must list at least one language");
   unique(languages, (i) => `$.site.languages[${i}]`, "language");
@@ -179,9 +193,16 @@ function site(value: unknown): SiteDef {
   return { id, name, timeZone, languages, domains };
 }
 
-function keys(value: unknown, path: string, format: RegExp, what: string): string[] {
+function keys(
+  value: unknown,
+  path: string,
+  { format, what }: { format: RegExp; what: string },
+): string[] {
   const list = array(value, path).map((k, i) =>
-    matching(k, `${path}[${i}]`, new RegExp(`${format.source}|${KEY_HASH.source}`), what)
+    matching(k, `${path}[${i}]`, {
+      pattern: new RegExp(`${format.source}|${KEY_HASH.source}`),
+      what,
+    })
   );
   return [...new Set(list)];
 }
@@ -197,16 +218,24 @@ function blog(value: unknown): BlogSettings {
   }
   return {
     pageSize: pageSize as number,
-    order: oneOf<BlogOrder>(b.order, "$.blog.order", BLOG_ORDERS, "publishedAt:desc"),
+    order: oneOf<BlogOrder>(b.order, "$.blog.order", {
+      allowed: BLOG_ORDERS,
+      fallback: "publishedAt:desc",
+    }),
     scheduling: boolean(b.scheduling, "$.blog.scheduling", true),
   };
 }
 
 /** Checks a value against its type; returns it with absent languages dropped. */
+/** What a block's or field's content is checked against: its definition. */
+interface ContentShape {
+  type: BlockType;
+  multilang?: boolean;
+  fields?: FieldDef[];
+}
+
 function blockValue(
-  type: BlockType,
-  multilang: boolean,
-  fields: FieldDef[] | undefined,
+  { type, multilang = false, fields }: ContentShape,
   value: unknown,
   path: string,
 ): Json {
@@ -254,9 +283,7 @@ function objectValue(fields: FieldDef[], value: unknown, path: string): Json {
   const out: Record<string, Json> = {};
   for (const [key, inner] of Object.entries(obj)) {
     const field = fields.find((f) => f.marker === key);
-    out[key] = field
-      ? blockValue(field.type, field.multilang ?? false, field.fields, inner, `${path}.${key}`)
-      : inner as Json; // undeclared field: kept and returned as it is
+    out[key] = field ? blockValue(field, inner, `${path}.${key}`) : inner as Json; // undeclared field: kept and returned as it is
   }
   return out;
 }
@@ -266,8 +293,11 @@ function fieldDefs(value: unknown, path: string): FieldDef[] {
     const p = `${path}[${i}]`;
     const o = object(f, p);
     const def: FieldDef = {
-      marker: matching(o.marker, `${p}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _"),
-      type: oneOf<BlockType>(o.type, `${p}.type`, BLOCK_TYPES),
+      marker: matching(o.marker, `${p}.marker`, {
+        pattern: MARKER,
+        what: "2 to 40 of A-Z, a-z, 0-9 and _",
+      }),
+      type: oneOf<BlockType>(o.type, `${p}.type`, { allowed: BLOCK_TYPES }),
     };
     if (o.name !== undefined) def.name = string(o.name, `${p}.name`);
     if (o.multilang !== undefined) def.multilang = boolean(o.multilang, `${p}.multilang`, false);
@@ -280,14 +310,17 @@ function fieldDefs(value: unknown, path: string): FieldDef[] {
 
 function block(value: unknown, path: string): BlockDef {
   const b = object(value, path);
-  const marker = matching(b.marker, `${path}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _");
+  const marker = matching(b.marker, `${path}.marker`, {
+    pattern: MARKER,
+    what: "2 to 40 of A-Z, a-z, 0-9 and _",
+  });
   const name = string(b.name, `${path}.name`, marker);
-  const type = oneOf<BlockType>(b.type, `${path}.type`, BLOCK_TYPES);
+  const type = oneOf<BlockType>(b.type, `${path}.type`, { allowed: BLOCK_TYPES });
   const multilang = boolean(b.multilang, `${path}.multilang`, false);
   const fields = type === "object" || type === "array" || b.fields !== undefined
     ? fieldDefs(b.fields, `${path}.fields`)
     : undefined;
-  const content = blockValue(type, multilang, fields, b.content, `${path}.content`);
+  const content = blockValue({ type, multilang, fields }, b.content, `${path}.content`);
   return fields
     ? { marker, name, type, multilang, fields, content }
     : { marker, name, type, multilang, content };
@@ -295,7 +328,10 @@ function block(value: unknown, path: string): BlockDef {
 
 function section(value: unknown, path: string): SectionDef {
   const s = object(value, path);
-  const marker = matching(s.marker, `${path}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _");
+  const marker = matching(s.marker, `${path}.marker`, {
+    pattern: MARKER,
+    what: "2 to 40 of A-Z, a-z, 0-9 and _",
+  });
   const show = boolean(s.show, `${path}.show`, true);
   const blocks = array(s.blocks, `${path}.blocks`).map((b, i) => block(b, `${path}.blocks[${i}]`));
   unique(
@@ -308,7 +344,10 @@ function section(value: unknown, path: string): SectionDef {
 
 function page(value: unknown, path: string): PageDef {
   const p = object(value, path);
-  const marker = matching(p.marker, `${path}.marker`, MARKER, "2 to 40 of A-Z, a-z, 0-9 and _");
+  const marker = matching(p.marker, `${path}.marker`, {
+    pattern: MARKER,
+    what: "2 to 40 of A-Z, a-z, 0-9 and _",
+  });
   const href = string(p.href, `${path}.href`, "");
   const sections = array(p.sections, `${path}.sections`).map((s, i) =>
     section(s, `${path}.sections[${i}]`)
@@ -318,13 +357,14 @@ function page(value: unknown, path: string): PageDef {
 
 function post(value: unknown, path: string): PostDef {
   const p = object(value, path);
-  const slug = matching(
-    p.slug,
-    `${path}.slug`,
-    SLUG,
-    "lowercase a-z, digits and hyphens, up to 120",
-  );
-  const status = oneOf(p.status, `${path}.status`, ["draft", "published"] as const, "published");
+  const slug = matching(p.slug, `${path}.slug`, {
+    pattern: SLUG,
+    what: "lowercase a-z, digits and hyphens, up to 120",
+  });
+  const status = oneOf(p.status, `${path}.status`, {
+    allowed: ["draft", "published"] as const,
+    fallback: "published",
+  });
   const publishedAt = isoDate(p.publishedAt, `${path}.publishedAt`);
   const createdAt = isoDate(p.createdAt, `${path}.createdAt`);
   const author = nullableString(p.author, `${path}.author`);
@@ -340,26 +380,25 @@ function post(value: unknown, path: string): PostDef {
 
 function eventType(value: unknown, path: string): EventTypeDef {
   const e = object(value, path);
-  const name = matching(
-    e.name,
-    `${path}.name`,
-    EVENT_NAME,
-    "a Latin letter then letters, digits or _, up to 64",
-  );
+  const name = matching(e.name, `${path}.name`, {
+    pattern: EVENT_NAME,
+    what: "a Latin letter then letters, digits or _, up to 64",
+  });
   const title = string(e.title, `${path}.title`, name);
   const description = string(e.description, `${path}.description`, "");
-  const status = oneOf(e.status, `${path}.status`, ["active", "archived"] as const, "active");
+  const status = oneOf(e.status, `${path}.status`, {
+    allowed: ["active", "archived"] as const,
+    fallback: "active",
+  });
   const params = array(e.params, `${path}.params`).map((p, i) => {
     const pp = `${path}.params[${i}]`;
     const o = object(p, pp);
     return {
-      key: matching(
-        o.key,
-        `${pp}.key`,
-        PARAM_KEY,
-        "a Latin letter then letters, digits or _, up to 40",
-      ),
-      type: oneOf<ParamType>(o.type, `${pp}.type`, PARAM_TYPES),
+      key: matching(o.key, `${pp}.key`, {
+        pattern: PARAM_KEY,
+        what: "a Latin letter then letters, digits or _, up to 40",
+      }),
+      type: oneOf<ParamType>(o.type, `${pp}.type`, { allowed: PARAM_TYPES }),
     };
   });
   if (params.length > LIMITS.maxParamsPerEvent) {
@@ -369,7 +408,10 @@ function eventType(value: unknown, path: string): EventTypeDef {
   const bringsRevenue = boolean(e.bringsRevenue, `${path}.bringsRevenue`, false);
   const currency = e.currency === undefined || e.currency === null || e.currency === ""
     ? null
-    : matching(e.currency, `${path}.currency`, CURRENCY, "1 to 10 Latin letters or digits");
+    : matching(e.currency, `${path}.currency`, {
+      pattern: CURRENCY,
+      what: "1 to 10 Latin letters or digits",
+    });
   return { name, title, description, status, params, bringsRevenue, currency };
 }
 
@@ -405,7 +447,7 @@ function webhook(value: unknown, path: string, options: ValidateOptions): Webhoo
     fail(`${path}.events`, "must be a non-empty array");
   }
   const events = w.events.map((e, i) =>
-    oneOf<WebhookType>(e, `${path}.events[${i}]`, WEBHOOK_TYPES)
+    oneOf<WebhookType>(e, `${path}.events[${i}]`, { allowed: WEBHOOK_TYPES })
   );
   unique(events, (i) => `${path}.events[${i}]`, "webhook type");
   const secret = string(w.secret, `${path}.secret`);
@@ -429,25 +471,24 @@ function webhooks(value: unknown, options: ValidateOptions): WebhookDef[] {
 export function validateManifest(input: unknown, options: ValidateOptions = {}): Manifest {
   const root = object(input, "$");
   const siteDef = site(root.site);
-  const siteKeys = keys(root.siteKeys, "$.siteKeys", SITE_KEY, "pk_ followed by 32 lowercase hex");
-  const secretKeys = keys(
-    root.secretKeys,
-    "$.secretKeys",
-    SECRET_KEY,
-    "sk_ followed by 48 lowercase hex",
-  );
+  const siteKeys = keys(root.siteKeys, "$.siteKeys", {
+    format: SITE_KEY,
+    what: "pk_ followed by 32 lowercase hex",
+  });
+  const secretKeys = keys(root.secretKeys, "$.secretKeys", {
+    format: SECRET_KEY,
+    what: "sk_ followed by 48 lowercase hex",
+  });
   if (secretKeys.length > LIMITS.maxSecretKeysActive) {
     fail("$.secretKeys", `a site has at most ${LIMITS.maxSecretKeysActive} active secret keys`);
   }
   secretKeys.forEach((k, i) => {
     if (siteKeys.includes(k)) fail(`$.secretKeys[${i}]`, "is also listed as a site key");
   });
-  const reportKeys = keys(
-    root.reportKeys,
-    "$.reportKeys",
-    REPORT_KEY,
-    "rk_ followed by 48 lowercase hex",
-  );
+  const reportKeys = keys(root.reportKeys, "$.reportKeys", {
+    format: REPORT_KEY,
+    what: "rk_ followed by 48 lowercase hex",
+  });
   reportKeys.forEach((k, i) => {
     if (siteKeys.includes(k)) fail(`$.reportKeys[${i}]`, "is also listed as a site key");
     if (secretKeys.includes(k)) fail(`$.reportKeys[${i}]`, "is also listed as a secret key");
@@ -459,27 +500,35 @@ export function validateManifest(input: unknown, options: ValidateOptions = {}):
   const seenSections = new Set<string>();
   const pages = array(root.pages, "$.pages").map((value, i) => {
     const p = page(value, `$.pages[${i}]`);
-    firstSeen(seenPages, p.marker, `$.pages[${i}].marker`, "page marker");
+    firstSeen(seenPages, { key: p.marker, path: `$.pages[${i}].marker`, what: "page marker" });
     p.sections.forEach((s, j) =>
-      firstSeen(seenSections, s.marker, `$.pages[${i}].sections[${j}].marker`, "section marker")
+      firstSeen(seenSections, {
+        key: s.marker,
+        path: `$.pages[${i}].sections[${j}].marker`,
+        what: "section marker",
+      })
     );
     return p;
   });
   const sections = array(root.sections, "$.sections").map((value, i) => {
     const s = section(value, `$.sections[${i}]`);
-    firstSeen(seenSections, s.marker, `$.sections[${i}].marker`, "section marker");
+    firstSeen(seenSections, {
+      key: s.marker,
+      path: `$.sections[${i}].marker`,
+      what: "section marker",
+    });
     return s;
   });
   const seenSlugs = new Set<string>();
   const posts = array(root.posts, "$.posts").map((value, i) => {
     const p = post(value, `$.posts[${i}]`);
-    firstSeen(seenSlugs, p.slug, `$.posts[${i}].slug`, "post slug");
+    firstSeen(seenSlugs, { key: p.slug, path: `$.posts[${i}].slug`, what: "post slug" });
     return p;
   });
   const seenNames = new Set<string>();
   const eventTypes = array(root.eventTypes, "$.eventTypes").map((value, i) => {
     const e = eventType(value, `$.eventTypes[${i}]`);
-    firstSeen(seenNames, e.name, `$.eventTypes[${i}].name`, "event name");
+    firstSeen(seenNames, { key: e.name, path: `$.eventTypes[${i}].name`, what: "event name" });
     return e;
   });
   if (eventTypes.filter((e) => e.status === "active").length > LIMITS.maxEventTypesActive) {

@@ -2,19 +2,19 @@
  * One Connect server per service on one port: gRPC, gRPC-Web and the Connect
  * protocol over HTTP/2 (h2c), plus grpc.health.v1 and server reflection; and
  * the Connect protocol over HTTP/1.1 on the same port, which is what the
- * internal clients use (see client.ts). The first bytes of a connection tell
- * the two apart: HTTP/2 opens with the "PRI * HTTP/2.0" preface.
+ * internal clients use (see client.ts). The front door (front_door.ts) tells
+ * the two apart by a connection's first bytes.
  */
 import * as http from "node:http";
 import * as http2 from "node:http2";
-import * as net from "node:net";
+import type * as net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import { type ConnectRouter, createConnectRouter, type Interceptor } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.ts";
 import { file_crm_common_v1_error } from "../gen/crm/common/v1/error_pb.ts";
+import { frontDoor, keepAliveWhileOpen } from "./front_door.ts";
 import { HealthRegistry, healthService } from "./health.ts";
 import { buildReflectionIndex, reflectionFiles, registerReflection } from "./reflection.ts";
 
@@ -33,11 +33,6 @@ export interface RpcServerOptions {
 export interface RpcServer {
   readonly port: number;
   readonly url: string;
-  /**
-   * The RPC handlers this server answers with (its router's), for a caller in
-   * the same isolate that reaches them without HTTP (port_transport.ts).
-   */
-  readonly handlers: readonly UniversalHandler[];
   /** Stops accepting, lets calls in flight finish (up to graceMs), then closes. */
   close(graceMs?: number): Promise<void>;
 }
@@ -57,7 +52,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     "grpc.reflection.v1alpha.ServerReflection",
   ];
   const index = buildReflectionIndex(files, serviceNames);
-  // One router, built once: HTTP serves its handlers, and so may an in-process caller.
+  // One router, built once, whose handlers the Node adapter serves.
   const routerOptions = {
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes ?? 4 * 1024 * 1024,
@@ -84,13 +79,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   // connection this side is closing.
   h1.keepAliveTimeout = 120_000;
   let closing = false;
-  // This server never listens itself: the front door hands it connections.
-  // Deno's node:http destroys a connection after each answer when its server
-  // is not listening, so until this every internal HTTP/1.1 call opened a
-  // new TCP connection (and a client reusing a pooled connection raced its
-  // destruction: "connection closed before message completed"). It listens,
-  // for keep-alive's sake, as long as the front door does.
-  Object.defineProperty(h1, "listening", { get: () => !closing });
+  // The front door hands it its connections; kept alive as long as the door is open.
+  keepAliveWhileOpen(h1, () => !closing);
   /** HTTP/1.1 connections and their requests in flight. */
   const h1Sockets = new Map<net.Socket, number>();
   h1.on("connection", (socket: net.Socket) => {
@@ -108,29 +98,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     });
   });
 
-  /** Connections not yet handed to HTTP/1.1 or HTTP/2 (no request read from them yet). */
-  const unsniffed = new Set<net.Socket>();
-  const front = net.createServer((socket) => {
-    unsniffed.add(socket);
-    socket.on("close", () => unsniffed.delete(socket));
-    // Answers go out at once rather than waiting for the peer's delayed ACK.
-    socket.setNoDelay(true);
-    let head: Uint8Array = new Uint8Array(0);
-    const sniff = (chunk: Uint8Array) => {
-      head = head.length === 0 ? chunk : new Uint8Array([...head, ...chunk]);
-      if (head.length < 3) return;
-      socket.off("data", sniff);
-      unsniffed.delete(socket);
-      socket.pause();
-      socket.unshift(head);
-      const preface = head[0] === 0x50 && head[1] === 0x52 && head[2] === 0x49; // "PRI"
-      if (!preface) keepReadsInStream(socket);
-      (preface ? h2 : h1).emit("connection", socket);
-      socket.resume();
-    };
-    socket.on("data", sniff);
-    socket.on("error", () => socket.destroy());
-  });
+  const door = frontDoor({ http1: h1, http2: h2 });
+  const front = door.server;
   await new Promise<void>((resolve, reject) => {
     front.once("error", reject);
     front.listen(options.port, options.host, () => {
@@ -143,7 +112,6 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   return {
     port,
     url: `http://${shownHost}:${port}`,
-    handlers: router.handlers,
     async close(graceMs = 10_000) {
       closing = true;
       // Resolves once every connection has ended.
@@ -154,8 +122,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       for (const [socket, inFlight] of h1Sockets) if (inFlight === 0) socket.end();
       // A connection that sent nothing yet holds no call: closed now. Since HTTP/1.1
       // connections are kept, a client's pool can hold one open, and the front door's close
-      // waited for it until the client gave up (about a minute).
-      for (const socket of unsniffed) socket.destroy();
+      // would wait for it until the client gave up (about a minute).
+      door.dropUnrouted();
       const timer = setTimeout(() => {
         for (const session of sessions) session.destroy();
         for (const socket of h1Sockets.keys()) socket.destroy();
@@ -164,20 +132,4 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       clearTimeout(timer);
     },
   };
-}
-
-/**
- * Makes node:http read this socket through its stream, where the bytes put
- * back with unshift() come first. Deno's node:http server (like Node's)
- * otherwise "consumes" the socket's handle: later reads go straight from the
- * handle to the HTTP parser, while the unshifted first bytes only reach it
- * through a "data" event after resume(). When the rest of a request is
- * already readable by then (a body larger than the first read, on a new
- * connection), the parser got the tail before the head, failed, and the
- * server answered a bare "400 Bad Request" (the gateway's "[internal] HTTP
- * 400"). The server only consumes handles not marked consumed already.
- */
-function keepReadsInStream(socket: net.Socket): void {
-  const handle = (socket as unknown as { _handle?: { _consumed?: boolean } })._handle;
-  if (handle) handle._consumed = true;
 }

@@ -171,7 +171,8 @@ export function queryJson(query: Query | undefined): Json {
   if (!query) return {};
   const range = query.dateRange?.range;
   const compare = query.compare?.with;
-  // time_labels and compare are echoed when asked for, so a query without them reads as before.
+  // time_labels and compare are echoed only when asked for, so a query without them echoes
+  // nothing it did not say.
   const include: Record<string, Json> = { totals: query.includeTotals, bots: query.includeBots };
   if (query.includeTimeLabels) include.time_labels = true;
   if (compare?.case === "preset") include.compare = COMPARE_PRESET_NAME.get(compare.value) ?? null;

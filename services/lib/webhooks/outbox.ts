@@ -53,8 +53,7 @@ const time = (value: unknown) => new Date(value as string | Date).getTime();
 export async function enqueueMessages(
   tx: Queryable,
   schema: string,
-  messages: readonly NewMessage[],
-  createdAt: number,
+  { messages, createdAt }: { messages: readonly NewMessage[]; createdAt: number },
 ): Promise<number> {
   if (messages.length === 0) return 0;
   const rows = messages.map((m) => ({
@@ -125,8 +124,7 @@ export async function scheduledMessages(
 export async function dropMessages(
   tx: Queryable,
   schema: string,
-  siteId: string,
-  ids: readonly string[],
+  { siteId, ids }: { siteId: string; ids: readonly string[] },
 ): Promise<void> {
   if (ids.length === 0) return;
   await tx.query(
@@ -145,9 +143,7 @@ export async function dropMessages(
 export async function syncWebhooks(
   tx: Queryable,
   schema: string,
-  siteId: string,
-  webhooks: readonly WebhookDef[],
-  now: number,
+  { siteId, webhooks, now }: { siteId: string; webhooks: readonly WebhookDef[]; now: number },
 ): Promise<Record<string, number>> {
   const changes: Record<string, number> = {};
   const count = (what: string) => (changes[what] = (changes[what] ?? 0) + 1);

@@ -185,12 +185,12 @@ export class WebhookWorker {
       await tx.query("select pg_advisory_xact_lock(hashtext($1))", [`crm-webhooks-claim-${s}`]);
       // Attempts in flight now, per URL, across the replicas (their leases).
       const busy = new Map(
-        (await tx.query<{ url: string; n: number }>(
-          `select url, count(*)::int as n from ${s}.webhook_deliveries
+        (await tx.query<{ url: string; attempts: number }>(
+          `select url, count(*)::int as attempts from ${s}.webhook_deliveries
             where state = 'pending' and lease_until > $1
             group by url`,
           [iso(now)],
-        )).map((r) => [r.url, r.n]),
+        )).map((r) => [r.url, r.attempts]),
       );
       const full = [...busy].filter(([, n]) => n >= PER_URL).map(([url]) => url);
       // The earliest due of each URL that has room, a few per URL, so one URL's backlog
@@ -280,7 +280,7 @@ export class WebhookWorker {
       "crm.webhook.id": d.messageId,
       "crm.webhook.attempt": d.attempt,
     };
-    return sharedWork("webhook delivery", [], attributes, async () => {
+    return sharedWork({ name: "webhook delivery", links: [], attributes }, async () => {
       const at = this.#options.clock.now();
       const result = await this.#attempt(d, at);
       await this.#record(d, at, result);

@@ -82,10 +82,14 @@ describe.each(STORAGES)("WebhookWorker on %s", (storage) => {
     await migrate(db, SCHEMA, contentMigrations);
     await db.exec(`delete from ${SCHEMA}.webhook_messages`);
     await db.transaction((tx) =>
-      syncWebhooks(tx, SCHEMA, "s1", [
-        { url, events: ["lead.created"], secret: SECRET },
-        { url: other, events: ["content.published"], secret: SECRET },
-      ], 0)
+      syncWebhooks(tx, SCHEMA, {
+        siteId: "s1",
+        webhooks: [
+          { url, events: ["lead.created"], secret: SECRET },
+          { url: other, events: ["content.published"], secret: SECRET },
+        ],
+        now: 0,
+      })
     );
     received.length = 0;
     inFlight = 0;
@@ -95,31 +99,32 @@ describe.each(STORAGES)("WebhookWorker on %s", (storage) => {
   async function enqueue(n: number, type: "lead.created" | "content.published" = "lead.created") {
     const ids = Array.from({ length: n }, () => newMessageId());
     await db.transaction((tx) =>
-      enqueueMessages(
-        tx,
-        SCHEMA,
-        ids.map((id, i) => ({
+      enqueueMessages(tx, SCHEMA, {
+        messages: ids.map((id, i) => ({
           id,
           siteId: "s1",
           type,
           occurredAt: clock.now(),
           data: JSON.stringify({ siteId: "s1", n: i }),
         })),
-        clock.now(),
-      )
+        createdAt: clock.now(),
+      })
     );
     return ids;
   }
 
   it("stores nothing for a type no webhook names", async () => {
     const stored = await db.transaction((tx) =>
-      enqueueMessages(tx, SCHEMA, [{
-        id: newMessageId(),
-        siteId: "s1",
-        type: "post.published",
-        occurredAt: clock.now(),
-        data: "{}",
-      }], clock.now())
+      enqueueMessages(tx, SCHEMA, {
+        messages: [{
+          id: newMessageId(),
+          siteId: "s1",
+          type: "post.published",
+          occurredAt: clock.now(),
+          data: "{}",
+        }],
+        createdAt: clock.now(),
+      })
     );
     expect(stored).toBe(0);
     const [{ n }] = await db.query<{ n: number }>(

@@ -358,6 +358,7 @@ export async function run(): Promise<BenchReport> {
     if (IMPORT_RECORDS > 0) report.notes!.push(await importRate(db));
     if (!BUILT) await db.exec("delete from ingest.rollup_periods");
     const buildStarted = performance.now();
+    console.error("stats bench: building the rollups");
     const site = (await rollupSite(db, SITE))!;
     const built = await buildRollups(db, site, NOW);
     const [kept] = await db.query<{ periods: number; rollups: number; bytes: number }>(
@@ -392,6 +393,7 @@ export async function run(): Promise<BenchReport> {
       const timed = await time(RUNS, () => ask(service, q));
       // Not warmed: a run from the rows alone takes long enough to warm itself.
       const raw = RAW_RUNS > 0 ? await time(RAW_RUNS, () => ask(rowsOnly, q), false) : undefined;
+      console.error(`stats bench: ${index}. ${q.name}: p50 ${timed.p50} ms, p95 ${timed.p95} ms`);
       report.rows.push({
         query: `${index}. ${q.name}`,
         "read from": path,

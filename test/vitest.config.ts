@@ -67,12 +67,19 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*_test.ts"],
+          // Every answer of a gateway is checked against its OpenAPI document.
+          setupFiles: ["test/openapi_setup.ts"],
           exclude: [...EXCLUDE, ...UNIT, ...SYSTEM],
         },
       },
       {
         extends: true,
-        test: { name: "system", include: SYSTEM, exclude: EXCLUDE },
+        test: {
+          name: "system",
+          include: [...SYSTEM, "clients/typescript/test/*_test.ts"],
+          exclude: EXCLUDE,
+          setupFiles: ["test/openapi_setup.ts"],
+        },
       },
     ],
   },

@@ -132,6 +132,12 @@ export class OpenApiValidator {
   check(answer: AnswerSeen): string[] {
     const url = new URL(answer.url);
     const method = answer.method.toLowerCase();
+    // Deno's HTTP server refuses a head beyond its own parser's bounds (128
+    // fields, 64 KiB) with a bare 400 before the gateway sees the request:
+    // no answer of the gateway's, so none the document describes.
+    if (answer.status === 400 && answer.body === "" && !answer.headers.has("x-request-id")) {
+      return [];
+    }
     const path = this.pathOf(url.pathname);
     if (!path) return this.#checkUnrouted(method, url, answer);
     const item = this.document.paths[path];

@@ -124,7 +124,7 @@ function keptBody(bytes: Uint8Array): string | Uint8Array {
 }
 
 /** The compressed body of an answer, made on the first read that asks for it and kept beside it. */
-function encodedBody(cached: CachedAnswer, coding: "br" | "gzip"): Uint8Array {
+export function encodedBody(cached: CachedAnswer, coding: "br" | "gzip"): Uint8Array {
   const encoded = cached.encoded ??= {};
   return encoded[coding] ??= compressSync(cached.body, coding);
 }

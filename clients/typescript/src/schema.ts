@@ -798,6 +798,10 @@ export type components = {
             max?: number;
             /** @description unknown_event: the name sent */
             name?: string;
+            /** @description site_not_found */
+            siteId?: string;
+            /** @description invalid_manifest: the JSON path of the first fault */
+            path?: string;
             /** @description url_too_long: bytes */
             limit?: number;
             /** @description headers_too_large */

@@ -143,6 +143,8 @@ const SCHEMAS: Record<string, Json> = {
       available: { type: "array", items: { type: "string" }, description: "unknown_lang" },
       max: { type: "integer", description: "too_many_langs" },
       name: { type: "string", description: "unknown_event: the name sent" },
+      siteId: { type: "string", description: "site_not_found" },
+      path: { type: "string", description: "invalid_manifest: the JSON path of the first fault" },
       limit: { type: "integer", description: "url_too_long: bytes" },
       limits: {
         type: "object",

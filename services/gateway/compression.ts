@@ -17,6 +17,7 @@
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from "node:zlib";
 import { promisify } from "node:util";
 import { boundedMemo } from "../lib/memo.ts";
+import { etagMatches } from "../lib/etag.ts";
 
 export type Coding = "br" | "gzip" | "identity";
 
@@ -109,14 +110,8 @@ export function codingEtag(etag: string, coding: Coding): string {
  */
 export function matchesAnyCoding(ifNoneMatch: string | null, etag: string): boolean {
   if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === "*") return true;
-  const opaque = etag.replace(/^W\//, "");
-  const base = opaque.slice(0, -1);
-  for (const raw of ifNoneMatch.split(",")) {
-    const tag = raw.trim().replace(/^W\//, "");
-    if (tag === opaque || tag === `${base}-br"` || tag === `${base}-gz"`) return true;
-  }
-  return false;
+  return etagMatches(ifNoneMatch, etag) || etagMatches(ifNoneMatch, codingEtag(etag, "br")) ||
+    etagMatches(ifNoneMatch, codingEtag(etag, "gzip"));
 }
 
 /** `Vary` with Accept-Encoding added. */

@@ -1211,6 +1211,44 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `method_not_allowed`. */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Cache-Control": components["headers"]["NoStore"];
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `method_not_allowed`. */
+        MethodNotAllowedAnyOrigin: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Cache-Control": components["headers"]["NoStore"];
+                "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `method_not_allowed`. */
+        MethodNotAllowedEchoedOrigin: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Cache-Control": components["headers"]["NoStore"];
+                "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -1362,19 +1400,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1393,19 +1419,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1424,19 +1438,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1590,19 +1592,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1728,19 +1718,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1759,19 +1737,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1790,19 +1756,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1956,19 +1910,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2094,19 +2036,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2125,19 +2055,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2156,19 +2074,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2322,19 +2228,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2448,19 +2342,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2476,19 +2358,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2504,19 +2374,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2655,19 +2513,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2791,19 +2637,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2822,19 +2656,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2853,19 +2675,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3017,19 +2827,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3121,19 +2919,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3149,19 +2935,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3177,19 +2951,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3306,19 +3068,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3334,18 +3084,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3361,18 +3100,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3476,18 +3204,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3503,18 +3220,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3530,18 +3236,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3557,18 +3252,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3584,19 +3268,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3612,19 +3284,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3724,19 +3384,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3779,19 +3427,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3807,19 +3443,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3835,19 +3459,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3863,19 +3475,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3975,19 +3575,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4030,19 +3618,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4058,19 +3634,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4086,19 +3650,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4114,19 +3666,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4249,19 +3789,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4304,19 +3832,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4332,19 +3848,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["EchoedOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedEchoedOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4360,19 +3864,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4388,19 +3880,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4514,19 +3994,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4569,19 +4037,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4597,19 +4053,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4625,19 +4069,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4653,19 +4085,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4779,19 +4199,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4834,19 +4242,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4862,19 +4258,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4947,19 +4331,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4975,19 +4347,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5003,19 +4363,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5058,19 +4406,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5086,19 +4422,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5267,18 +4591,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5294,18 +4607,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5321,18 +4623,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5348,18 +4639,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5417,18 +4697,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5488,18 +4757,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5515,18 +4773,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5542,18 +4789,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5569,18 +4805,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5638,18 +4863,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5709,18 +4923,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5736,18 +4939,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5763,18 +4955,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5790,18 +4971,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5859,18 +5029,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5911,18 +5070,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5938,18 +5086,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5965,18 +5102,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5992,18 +5118,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6042,18 +5157,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6141,19 +5245,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6169,19 +5261,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6197,19 +5277,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6225,19 +5293,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6299,19 +5355,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `method_not_allowed`. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["NoStore"];
-                    "Access-Control-Allow-Origin": components["headers"]["AnyOrigin"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            405: components["responses"]["MethodNotAllowedAnyOrigin"];
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -737,6 +737,16 @@ const SHARED_RESPONSES: Record<string, Json> = {
   },
 };
 
+// A method the route does not answer, with the route's CORS headers; Allow lists the methods it does.
+const notAllowed = (cors?: "any" | "echo") => ({
+  description: "`method_not_allowed`.",
+  headers: { ...errorHeaders(cors), Allow: header("Allow") },
+  content: errorContent,
+});
+SHARED_RESPONSES.MethodNotAllowed = notAllowed();
+SHARED_RESPONSES.MethodNotAllowedAnyOrigin = notAllowed("any");
+SHARED_RESPONSES.MethodNotAllowedEchoedOrigin = notAllowed("echo");
+
 /** The refusals any route can give, whatever its own checks. */
 const always = () => ({
   "414": response("UrlTooLong"),
@@ -766,7 +776,13 @@ function refusedMethod(
     description: `The route answers only ${allow}: any other method is refused.`,
     security: [],
     responses: {
-      "405": refusal("`method_not_allowed`.", cors, { Allow: header("Allow") }),
+      "405": response(
+        cors === "any"
+          ? "MethodNotAllowedAnyOrigin"
+          : cors === "echo"
+          ? "MethodNotAllowedEchoedOrigin"
+          : "MethodNotAllowed",
+      ),
       ...always(),
     },
   };

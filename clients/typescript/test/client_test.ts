@@ -2,12 +2,14 @@
  * The TypeScript client against `deno task start` on its own PGlite store:
  * content reads with ETags, server events and leads, reports and funnels,
  * and refusals as CrmApiError. Every answer is also checked against the
- * OpenAPI document by the tests' fetch (test/helpers/openapi.ts).
+ * OpenAPI document by the tests' fetch (test/helpers/openapi.ts). In Chromium, the
+ * browser bundle reads content and reports from a page of another origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StartedProcess, startTask } from "../../../test/helpers/process.ts";
 import { readFixture } from "../../../test/helpers/system.ts";
 import { createCrmClient, CrmApiError } from "../src/index.ts";
+import { BROWSER_TESTS, launchBrowser, startPageServer } from "../../../test/helpers/browser.ts";
 
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -136,4 +138,65 @@ describe("the TypeScript client", () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.message).toBe("invalid_query");
   });
+
+  it.runIf(BROWSER_TESTS)(
+    "works in a browser, across origins: content with ETags and reports",
+    async () => {
+      // The client as a browser loads it: bundled for the browser, on a page of another origin.
+      const bundle = `${dataDir}/client.js`;
+      const bundled = await new Deno.Command(Deno.execPath(), {
+        args: ["bundle", "--quiet", "--platform", "browser", "--format", "esm", "--output", bundle]
+          .concat(new URL("../src/index.ts", import.meta.url).pathname),
+        stderr: "piped",
+      }).output();
+      expect(bundled.code, new TextDecoder().decode(bundled.stderr)).toBe(0);
+      const code = await Deno.readTextFile(bundle);
+      const pages = startPageServer();
+      pages.add("/client", "<!doctype html><title>client</title>");
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${pages.origin}/client`);
+        // The module's exports, handed to the page as a global (an inline module has no importer).
+        await page.addScriptTag({
+          type: "module",
+          content: `${code}\nglobalThis.crmClient = { createCrmClient };`,
+        });
+        await page.waitForFunction(() => "crmClient" in globalThis);
+        const seen = await page.evaluate(
+          async ({ baseUrl, siteKey, reportKey }) => {
+            // deno-lint-ignore no-explicit-any
+            const { createCrmClient } = (globalThis as any).crmClient;
+            const crm = createCrmClient({ baseUrl, siteKey, reportKey });
+            const first = await crm.page("home", { lang: ["en"] });
+            const again = await crm.page("home", { lang: ["en"] });
+            const site = await crm.site();
+            const refused = await createCrmClient({ baseUrl, siteKey: "pk_" + "f".repeat(32) })
+              .langs().catch((error: { status: number; requestId: string | null }) => error);
+            return {
+              marker: first.data.marker,
+              etag: first.etag,
+              notModified: again.notModified,
+              sameData: JSON.stringify(again.data) === JSON.stringify(first.data),
+              siteId: site.siteId,
+              refusedStatus: refused.status,
+              requestId: refused.requestId,
+            };
+          },
+          { baseUrl: started.url, siteKey: SITE_KEY, reportKey: REPORT_KEY },
+        );
+        expect(seen.marker).toBe("home");
+        // ETag and X-Request-Id are readable across origins (Access-Control-Expose-Headers).
+        expect(seen.etag).toMatch(/^"/);
+        expect(seen.notModified).toBe(true);
+        expect(seen.sameData).toBe(true);
+        expect(seen.siteId).toBe("demo");
+        expect(seen.refusedStatus).toBe(401);
+        expect(seen.requestId).toBeTruthy();
+      } finally {
+        await browser.close();
+        await pages.close();
+      }
+    },
+  );
 });

@@ -125,18 +125,27 @@ describe.each(STORAGES)("content API over HTTP on %s", (storage) => {
         "/content/v1/pages/home?lang=fr",
         "/content/v1/page/home",
       ];
+      // Uncompressed, so the GET body's length is the length HEAD must announce.
+      const identity = { "accept-encoding": "identity" };
       for (const path of paths) {
-        const got = await get(path);
-        const head = await get(path, { method: "HEAD" });
+        const got = await get(path, { headers: identity });
+        const head = await get(path, { method: "HEAD", headers: identity });
         expect(head.status, path).toBe(got.status);
         expect(head.text).toBe("");
-        for (const name of ["content-type", "cache-control", "etag", "vary"]) {
+        for (const name of ["content-type", "cache-control", "etag", "vary", "content-encoding"]) {
           expect(head.headers.get(name), `${path} ${name}`).toBe(got.headers.get(name));
         }
         if (got.status === 200) {
           expect(Number(head.headers.get("content-length"))).toBe(
             new TextEncoder().encode(got.text).byteLength,
           );
+        }
+        // Compressed: the same headers, the encoding's among them.
+        const br = { "accept-encoding": "br" };
+        const gotBr = await get(path, { headers: br });
+        const headBr = await get(path, { method: "HEAD", headers: br });
+        for (const name of ["content-type", "cache-control", "etag", "vary", "content-encoding"]) {
+          expect(headBr.headers.get(name), `${path} ${name}`).toBe(gotBr.headers.get(name));
         }
       }
       expectError(await get("/content/v1/pages/home", { key: null }), 401, {

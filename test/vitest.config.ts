@@ -41,6 +41,7 @@ const UNIT = [
   "test/helpers/*_test.ts",
   "test/ci_audit_test.ts",
   "test/docs_test.ts",
+  "clients/typescript/test/generated_test.ts",
 ];
 
 const EXCLUDE = ["**/node_modules/**", "services/lib/gen/**", "widget/dist/**"];
@@ -67,12 +68,19 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*_test.ts"],
+          // Every answer of a gateway is checked against its OpenAPI document.
+          setupFiles: ["test/openapi_setup.ts"],
           exclude: [...EXCLUDE, ...UNIT, ...SYSTEM],
         },
       },
       {
         extends: true,
-        test: { name: "system", include: SYSTEM, exclude: EXCLUDE },
+        test: {
+          name: "system",
+          include: [...SYSTEM, "clients/typescript/test/client_test.ts"],
+          exclude: EXCLUDE,
+          setupFiles: ["test/openapi_setup.ts"],
+        },
       },
     ],
   },

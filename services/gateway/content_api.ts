@@ -8,7 +8,15 @@ import type { Client } from "@connectrpc/connect";
 import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
-import { etagMatches } from "../lib/etag.ts";
+import {
+  type Coding,
+  codingEtag,
+  COMPRESS_MIN_BYTES,
+  compressSync,
+  matchesAnyCoding,
+  negotiate,
+  varyWithEncoding,
+} from "./compression.ts";
 import { type Handler, JSON_TYPE, jsonError, type RequestContext, withRequestId } from "./http.ts";
 import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
@@ -78,15 +86,23 @@ export const CONTENT_ROUTE_PATTERNS: readonly string[] = contentRoutes(
   undefined as unknown as Client<typeof ContentService>,
 ).map((r) => r.pattern);
 
-/**
- * The header sets a hot read sends, made once per cached answer instead of
- * per request (they change only when s-maxage's whole seconds do).
- */
-interface Prepared {
-  seconds: number;
+/** The header sets of one encoding of an answer. */
+interface HeaderSets {
   notModified: Record<string, string>;
   ok: Record<string, string>;
   head: Record<string, string>;
+}
+
+/**
+ * The header sets a hot read sends, made once per cached answer and
+ * encoding instead of per request (they change only when s-maxage's whole
+ * seconds do).
+ */
+interface Prepared {
+  seconds: number;
+  identity: HeaderSets;
+  br?: HeaderSets;
+  gzip?: HeaderSets;
 }
 
 const preparedAnswers = new WeakMap<CachedAnswer, Prepared>();
@@ -107,24 +123,38 @@ function keptBody(bytes: Uint8Array): string | Uint8Array {
   }
 }
 
-function prepared(cached: CachedAnswer, seconds: number): Prepared {
-  const known = preparedAnswers.get(cached);
-  if (known?.seconds === seconds) return known;
+/** The compressed body of an answer, made on the first read that asks for it and kept beside it. */
+export function encodedBody(cached: CachedAnswer, coding: "br" | "gzip"): Uint8Array {
+  const encoded = cached.encoded ??= {};
+  return encoded[coding] ??= compressSync(cached.body, coding);
+}
+
+function headerSets(
+  cached: CachedAnswer,
+  seconds: number,
+  coding: Coding,
+): HeaderSets {
+  const large = cached.byteLength >= COMPRESS_MIN_BYTES;
   const notModified = {
     ...CONTENT_CORS,
-    "etag": cached.etag,
+    "etag": codingEtag(cached.etag, coding),
     "cache-control": `public, max-age=0, s-maxage=${seconds}`,
-    "vary": "x-crm-key",
+    // An answer that may be compressed varies by Accept-Encoding, whichever encoding this is.
+    "vary": large ? varyWithEncoding("x-crm-key") : "x-crm-key",
   };
-  const ok = { ...notModified, "content-type": JSON_TYPE };
-  const fresh: Prepared = {
-    seconds,
-    notModified,
-    ok,
-    head: { ...ok, "content-length": String(cached.byteLength) },
-  };
-  preparedAnswers.set(cached, fresh);
-  return fresh;
+  const ok: Record<string, string> = { ...notModified, "content-type": JSON_TYPE };
+  if (coding !== "identity") ok["content-encoding"] = coding;
+  const length = coding === "identity" ? cached.byteLength : encodedBody(cached, coding).byteLength;
+  return { notModified, ok, head: { ...ok, "content-length": String(length) } };
+}
+
+function prepared(cached: CachedAnswer, seconds: number, coding: Coding): HeaderSets {
+  let known = preparedAnswers.get(cached);
+  if (known?.seconds !== seconds) {
+    known = { seconds, identity: headerSets(cached, seconds, "identity") };
+    preparedAnswers.set(cached, known);
+  }
+  return known[coding] ??= headerSets(cached, seconds, coding);
 }
 
 export function contentApi(options: ContentApiOptions): Handler {
@@ -146,18 +176,18 @@ export function contentApi(options: ContentApiOptions): Handler {
       0,
       Math.min(options.cdnMaxAgeS, Math.floor((cached.freshUntil - now()) / 1000)),
     );
-    const ready = prepared(cached, seconds);
+    const headers = ctx.request.headers;
+    const coding = negotiate(headers, cached.byteLength);
+    const ready = prepared(cached, seconds, coding);
     // Each answer is made with every header it sends and never changed after.
-    if (etagMatches(ctx.request.headers.get("if-none-match"), cached.etag)) {
+    if (matchesAnyCoding(headers.get("if-none-match"), cached.etag)) {
       return new Response(null, { status: 304, headers: withRequestId(ctx, ready.notModified) });
     }
     if (ctx.request.method === "HEAD") {
       return new Response(null, { status: 200, headers: withRequestId(ctx, ready.head) });
     }
-    return new Response(cached.body as BodyInit, {
-      status: 200,
-      headers: withRequestId(ctx, ready.ok),
-    });
+    const body = coding === "identity" ? cached.body : encodedBody(cached, coding);
+    return new Response(body as BodyInit, { status: 200, headers: withRequestId(ctx, ready.ok) });
   };
 
   const handle = async (ctx: RequestContext): Promise<Response> => {

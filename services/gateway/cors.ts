@@ -3,8 +3,16 @@
  * OPTIONS; request headers x-crm-key, content-type and if-none-match. Any
  * other custom header is refused by the browser at preflight.
  */
+/**
+ * The response headers a browser script may read beyond the CORS-safelisted
+ * ones: the ETag (for its own If-None-Match), the request id (to quote in a
+ * report of a problem) and Retry-After (when to try again after a 503).
+ */
+export const EXPOSED_HEADERS = "ETag, X-Request-Id, Retry-After";
+
 export const CONTENT_CORS: Readonly<Record<string, string>> = {
   "access-control-allow-origin": "*",
+  "access-control-expose-headers": EXPOSED_HEADERS,
 };
 
 export function contentPreflight(): Response {
@@ -31,7 +39,11 @@ export function withCors(response: Response, cors: Readonly<Record<string, strin
  * sendBeacon and fetch(..., { keepalive: true }) work; no credentials.
  */
 export function marketingCors(origin: string | null): Record<string, string> {
-  return { "access-control-allow-origin": origin || "*", "vary": "Origin" };
+  return {
+    "access-control-allow-origin": origin || "*",
+    "access-control-expose-headers": EXPOSED_HEADERS,
+    "vary": "Origin",
+  };
 }
 
 export function marketingPreflight(origin: string | null): Response {

@@ -10,6 +10,7 @@ import type { Bus } from "../lib/bus.ts";
 import { Cache } from "../lib/cache.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DEFAULT_RESPONSE_CACHE_BYTES } from "../lib/config.ts";
+import { COMPRESS_MIN_BYTES } from "./compression.ts";
 
 export interface CachedAnswer {
   /** The body as sent: its text when it is UTF-8 (cheaper for Deno to send), else its bytes. */
@@ -19,6 +20,8 @@ export interface CachedAnswer {
   etag: string;
   /** Clock time (ms) until which the answer is right. */
   freshUntil: number;
+  /** The body compressed, each encoding made on the first read that asks for it (compression.ts). */
+  encoded?: { br?: Uint8Array; gzip?: Uint8Array };
 }
 
 const MAX_ANSWERS = 20_000;
@@ -32,12 +35,15 @@ const ENTRY_OVERHEAD = 1024;
  * What one kept answer costs in memory, as the byte budget counts it: its body
  * once (kept as text when it is UTF-8, one byte a character for ASCII JSON and
  * two at most, else as bytes), key and ETag (JavaScript strings, two bytes a
- * character at most).
+ * character at most), and for a body that may be compressed room for its
+ * encodings, counted when the answer is kept since they are made later:
+ * half the body's bytes, far above what JSON compresses to (a fifth or less on our answers).
  */
 export function answerBytes(key: string, answer: CachedAnswer | undefined): number {
   if (!answer) return ENTRY_OVERHEAD + key.length * 2;
   const body = typeof answer.body === "string" ? answer.body.length * 2 : answer.byteLength;
-  return ENTRY_OVERHEAD + key.length * 2 + body + answer.etag.length * 2;
+  const encodings = answer.byteLength >= COMPRESS_MIN_BYTES ? Math.ceil(answer.byteLength / 2) : 0;
+  return ENTRY_OVERHEAD + key.length * 2 + body + encodings + answer.etag.length * 2;
 }
 
 /** Query strings remembered in their normal form; a flood of new ones only empties the memo. */

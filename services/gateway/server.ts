@@ -11,6 +11,7 @@ import { TRACING } from "../lib/telemetry.ts";
 import { clientIp } from "../lib/ip.ts";
 import { type BackendStates, healthz, livez } from "./health.ts";
 import { requestLimits } from "./limits.ts";
+import { OPENAPI_PATH, openApiHandler } from "./openapi/serve.ts";
 
 export interface GatewayRoutes {
   /** Every request under /content/. */
@@ -42,6 +43,7 @@ export type ServeHandler = (
 
 export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
   const { config, log, routes, health } = options;
+  const openApi = openApiHandler();
   const dispatch: Handler = (ctx) => {
     const path = ctx.url.pathname;
     if (path.startsWith("/content/") || path === "/content") return routes.content(ctx);
@@ -52,6 +54,7 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
     if (path === "/dashboard" || path.startsWith("/dashboard/")) return routes.dashboard(ctx);
     if (path === "/livez") return livez();
     if (path === "/healthz") return healthz(health);
+    if (path === OPENAPI_PATH) return openApi(ctx);
     return jsonError(404, {
       message: `Cannot ${ctx.request.method} ${path}`,
       error: "Not Found",

@@ -12,8 +12,9 @@ import type { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
 import { answerJson, funnelBodyOf, funnelJson, queryBodyOf, siteJson } from "../lib/stats/wire.ts";
-import { type Handler, json, jsonError } from "./http.ts";
-import { withCors } from "./cors.ts";
+import { type Handler, jsonError } from "./http.ts";
+import { EXPOSED_HEADERS, withCors } from "./cors.ts";
+import { jsonAnswer } from "./compression.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
@@ -33,7 +34,10 @@ export const SITE_PATH = "/stats/v1/site";
 export const STATS_BODY_LIMIT = 16 * 1024;
 
 /** Any origin may ask (the key is the credential; no cookies are involved). */
-const STATS_CORS: Readonly<Record<string, string>> = { "access-control-allow-origin": "*" };
+const STATS_CORS: Readonly<Record<string, string>> = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": EXPOSED_HEADERS,
+};
 
 export interface StatsApiOptions {
   stats: Client<typeof StatsService>;
@@ -89,7 +93,7 @@ export function statsApi(options: StatsApiOptions): Handler {
       }
       if (path === SITE_PATH) {
         const site = siteJson(await options.stats.site({ siteId: caller.siteId }));
-        return withCors(json(200, site, { "cache-control": "no-store" }), STATS_CORS);
+        return await jsonAnswer(request, 200, site, { ...STATS_CORS, "cache-control": "no-store" });
       }
       let text: string;
       try {
@@ -113,7 +117,7 @@ export function statsApi(options: StatsApiOptions): Handler {
           await options.stats.funnel({ siteId: caller.siteId, body: funnelBodyOf(body) }),
         )
         : answerJson(await options.stats.query({ siteId: caller.siteId, body: queryBodyOf(body) }));
-      return withCors(json(200, answer, { "cache-control": "no-store" }), STATS_CORS);
+      return await jsonAnswer(request, 200, answer, { ...STATS_CORS, "cache-control": "no-store" });
     } catch (thrown) {
       const failure = httpErrorOf(thrown);
       if (failure.serverSide) {

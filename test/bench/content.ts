@@ -160,10 +160,19 @@ function startBare(bodyFile: string): Promise<Server> {
   );
 }
 
-async function measure(target: string, server: Server): Promise<BenchRow & { rps: number }> {
+async function measure(
+  target: string,
+  server: Server,
+  headers: string[] = [],
+): Promise<BenchRow & { rps: number }> {
   const url = server.url + HOT_PATH;
   const drive = (seconds: number) =>
-    wrk({ url, seconds, connections: CONNECTIONS, headers: [`x-crm-key: ${BENCH_KEY}`] });
+    wrk({
+      url,
+      seconds,
+      connections: CONNECTIONS,
+      headers: [`x-crm-key: ${BENCH_KEY}`, ...headers],
+    });
   await drive(WARMUP_S);
   const cpuBefore = cpuMicros([server.pid]);
   const result = await drive(DURATION_S);
@@ -241,14 +250,25 @@ export async function run(): Promise<BenchReport> {
     if (answer.status !== 200) throw new Error(`hot page answered ${answer.status}`);
     const body = new Uint8Array(await answer.arrayBuffer());
     await Deno.writeFile(`${dir}/body.json`, body);
+    const compressed = await fetch(local.url + HOT_PATH, {
+      headers: { "x-crm-key": BENCH_KEY, "accept-encoding": "br" },
+    });
+    await compressed.arrayBuffer();
     notes.push(
-      `hot page: GET ${HOT_PATH}, ${body.byteLength} bytes (10 sections × 10 blocks, 3 languages)`,
+      `hot page: GET ${HOT_PATH}, ${body.byteLength} bytes (10 sections × 10 blocks, 3 languages)` +
+        `, ${compressed.headers.get("content-length")} bytes in br`,
     );
     const bare = await startBare(`${dir}/body.json`);
     cleanups.unshift(bare.stop);
 
     bareRuns.push(await measure("bare Deno.serve, same bytes", bare));
     systems.push(await measure("system, in-process limits", local));
+    // A browser's read: the answer in br, compressed once and kept beside the cached body.
+    systems.push(
+      await measure("system, in-process limits, client asks for br", local, [
+        "accept-encoding: gzip, deflate, br",
+      ]),
+    );
     cold = await coldReads(local);
     await local.stop();
     let own: OwnRedis | undefined;

@@ -6,6 +6,7 @@
  * listens on a port chosen once, so a test can stop, kill or restart one and
  * the others find it again at the same address.
  */
+import { registerGateway } from "./openapi.ts";
 import postgres from "postgres";
 import { expect } from "vitest";
 import { freshPostgresUrl } from "./storage.ts";
@@ -130,7 +131,7 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
     for (const name of SERVICES) await start(name);
     const imported = await runTask(["admin", "import", "test/fixtures/contract-example.json"], cli);
     expect(imported.code, imported.stderr).toBe(0);
-    await start("gateway");
+    registerGateway((await start("gateway")).url);
     return {
       url: processes.gateway.url,
       processes,

@@ -8,6 +8,7 @@ import { openPlatform } from "../../services/lib/platform.ts";
 import { createLogger, type Logger } from "../../services/lib/log.ts";
 import { startGateway } from "../../services/gateway/main.ts";
 import type { TestSystem } from "./system.ts";
+import { registerGateway } from "./openapi.ts";
 
 export interface GatewayReplica {
   url: string;
@@ -26,6 +27,7 @@ export async function startGatewayReplica(
     clock: sys.system.platform.clock,
   });
   const gateway = await startGateway(platform, { host: "127.0.0.1", port: 0 });
+  registerGateway(gateway.url);
   return {
     url: gateway.url,
     async close() {

@@ -1,5 +1,6 @@
 /** Running the project's commands as a user does: `deno task ...` in a child process. */
 import { V8_FLAGS_ARG } from "../../services/cli/v8_flags.ts";
+import { registerGateway } from "./openapi.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -127,6 +128,7 @@ export async function startTask(
     }
   })().catch(() => {});
   const url = /gateway listening on (\S+)/.exec(banner)![1];
+  registerGateway(url);
   return {
     url,
     banner,

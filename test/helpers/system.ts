@@ -9,6 +9,7 @@ import { type RunningSystem, startSystem } from "../../services/cli/system.ts";
 import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
 import { useEmptyClusterTemplate } from "./pglite_template.ts";
+import { registerGateway } from "./openapi.ts";
 
 export interface TestSystemOptions {
   /** Serve the demo page at /demo/ (needs the bundled demo site, e.g. seeded from it). */
@@ -91,6 +92,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     throw error;
   }
   const url = system.gateway.url;
+  registerGateway(url);
   return {
     url,
     databaseUrl: config.databaseUrl,

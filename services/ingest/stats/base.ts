@@ -8,24 +8,48 @@
  * before it (ingest.visit_spans), which the index of visits by first time
  * finds.
  */
-import { FIRST_ROW_ATTRIBUTES, KIND, pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import {
+  FIRST_ROW_ATTRIBUTES,
+  KIND,
+  pageOf,
+  visitColumn,
+  visitKeyOf,
+  visitorKeyOf,
+} from "./dimensions.ts";
 import type { Grouping } from "./aggregate.ts";
-import { instant, type Params, type Plan } from "./plan.ts";
+import type { Queryable } from "../../lib/db/mod.ts";
+import { and, instant, type Params, type Plan, visitFilters } from "./plan.ts";
+import { isVisitDimension } from "./query.ts";
 
 const ATTRIBUTES = FIRST_ROW_ATTRIBUTES.map((a) => a.column);
 
-/** The rows of each visit of `visits` (site_id, visit_key, lo, hi) within its bounds [lo, hi). */
+/**
+ * The rows of each of the few `visits` (site_id, visit_key, lo, hi) within [lo, hi), found
+ * visit by visit by time (`offset 0`: as a join, the planner sorted every row of the range).
+ */
 function rowsWithin(visits: string, humansOnly: boolean): string {
   const rows = (table: string, kind: number, extra: string, human: string) =>
     `select ${kind} as kind, x.received_at as at, x.seq, k.visit_key,
             ${visitorKeyOf("x")} as visitor_key, ${extra}
        from ${visits} k
-       join ${table} x on x.site_id = k.site_id and x.received_at >= k.lo
-        and x.received_at < k.hi and ${visitKeyOf("x")} = k.visit_key
-      ${humansOnly ? `where ${human}` : ""}`;
+       cross join lateral (
+         select * from ${table} x
+          where x.site_id = k.site_id and x.received_at >= k.lo and x.received_at < k.hi
+            and ${visitKeyOf("x")} = k.visit_key ${humansOnly ? `and ${human}` : ""}
+         offset 0) x`;
   return `${rows("ingest.page_views", KIND.pageview, `${pageOf("x")} as page`, "not x.bot")}
     union all ${rows("ingest.events", KIND.event, "null::text", "x.bot is not true")}
     union all ${rows("ingest.leads", KIND.lead, "null::text", "true")}`;
+}
+
+/** The site's longest visit in ms (ingest.visit_spans), which bounds where crossing visits begin. */
+export async function longestVisitMs(db: Queryable, siteId: string): Promise<number> {
+  const [row] = await db.query<{ ms: number }>(
+    `select ceil(coalesce(extract(epoch from max(longest)), 0) * 1000)::float8 as ms
+       from ingest.visit_spans where site_id = $1`,
+    [siteId],
+  );
+  return Number(row.ms);
 }
 
 /**
@@ -35,20 +59,32 @@ function rowsWithin(visits: string, humansOnly: boolean): string {
  * a visit with more than one visitor key in the range has an `extra` line
  * for each key after its first.
  */
-export function baseSources(plan: Plan, params: Params, grouping: Grouping): string {
+export function baseSources(
+  plan: Plan,
+  params: Params,
+  options: { grouping: Grouping; longestVisitMs: number },
+): string {
+  const { grouping } = options;
   const site = params.add(plan.siteId);
   const from = instant(params, plan.startMs);
+  // A plain instant, not a subquery: the planner then sees how much of the table the range
+  // covers and scans a long range instead of visiting the index row by row.
+  const earliest = instant(params, plan.startMs - options.longestVisitMs);
   const to = instant(params, plan.endMs);
   const humansOnly = !plan.query.includeBots;
   const attrs = (alias: string) => ATTRIBUTES.map((c) => `${alias}.${c}`).join(", ");
+  // Filters on a visit's stored attributes already hold for its ingest.visits row, so only
+  // the visits they keep are read on (the exit page is worked out again for crossing visits).
+  const kept = plan.query.filters.filter((f) =>
+    isVisitDimension(f.dimension) && ATTRIBUTES.includes(visitColumn(f.dimension))
+  );
+  const attributeFilters = and(visitFilters({ ...plan.query, filters: kept }, params));
   const visits = `
-    longest as (select coalesce(max(longest), interval '0') as span from ingest.visit_spans
-                 where site_id = ${site}),
     vt as (
       select * from ingest.visits
-       where site_id = ${site} and first_at >= ${from} - (select span from longest)
+       where site_id = ${site} and first_at >= ${earliest}
          and first_at < ${to} and last_at >= ${from}
-         ${humansOnly ? "and (mixed or not bot)" : ""}),
+         ${humansOnly ? "and (mixed or not bot)" : ""} and ${attributeFilters}),
     edges as (
       select site_id, visit_key, greatest(first_at, ${from}) as lo,
              least(last_at + interval '1 microsecond', ${to}) as hi

@@ -26,7 +26,7 @@
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { groupingOf, runAggregate } from "./aggregate.ts";
-import { baseSources } from "./base.ts";
+import { baseSources, longestVisitMs } from "./base.ts";
 import { labelOf, localDay } from "./calendar.ts";
 import { KIND, pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
 import { funnelOf } from "./funnel.ts";
@@ -133,6 +133,7 @@ async function crossingVisits(
   const site = params.add(plan.siteId);
   const from = instant(params, plan.startMs);
   const to = instant(params, plan.endMs);
+  const earliest = instant(params, plan.startMs - await longestVisitMs(tx, plan.siteId));
   const rows = (table: string, kind: number, page: string, human: string) =>
     `select ${kind} as kind, x.received_at as at, x.seq, ${page} as page from ${table} x
       where x.site_id = c.site_id and x.received_at >= greatest(c.first_at, ${from})
@@ -140,9 +141,7 @@ async function crossingVisits(
         and ${visitKeyOf("x")} = c.visit_key and ${human}`;
   const value = column && column !== "exit_page" ? `c.${column}` : "null::text";
   const answer = await tx.query<Record<string, unknown>>(
-    `with longest as (select coalesce(max(longest), interval '0') as span from ingest.visit_spans
-                       where site_id = ${site})
-     select c.visit_key, ${value} as value, c.last_at >= ${to} as crosses_end,
+    `select c.visit_key, ${value} as value, c.last_at >= ${to} as crosses_end,
             (extract(epoch from coalesce(h.first_at, c.first_at)) * 1000)::float8 as counted_at,
             coalesce(h.pageviews, c.pageviews) as whole_pv, coalesce(h.events, c.events) as whole_ev,
             coalesce(h.duration_ms,
@@ -162,7 +161,7 @@ async function crossingVisits(
                  union all ${rows("ingest.events", KIND.event, "null", "x.bot is not true")}
                  union all ${rows("ingest.leads", KIND.lead, "null", "true")}) r
           having count(*) > 0) i
-      where c.site_id = ${site} and c.first_at >= ${from} - (select span from longest)
+      where c.site_id = ${site} and c.first_at >= ${earliest}
         and c.first_at < ${to} and c.last_at >= ${from}
         and (c.first_at < ${from} or c.last_at >= ${to}) and (c.mixed or not c.bot)`,
     params.list,
@@ -593,19 +592,24 @@ export function statsEngine(db: Database, options: { workMemMb?: number } = {}):
         return basePartials(tx, plan);
       }),
     funnel: (plan) =>
-      inSnapshot((tx) =>
-        funnelOf(tx, plan, (visitsPlan, params) => baseSources(visitsPlan, params, "visits"))
-      ),
+      inSnapshot(async (tx) => {
+        const longest = await longestVisitMs(tx, plan.siteId);
+        return funnelOf(tx, plan, (visitsPlan, params) =>
+          baseSources(visitsPlan, params, { grouping: "visits", longestVisitMs: longest }));
+      }),
   };
 }
 
 /** The answer of any query from ingest.visits and the rows. */
-export function basePartials(tx: Queryable, plan: Plan): Promise<Partials> {
+export async function basePartials(tx: Queryable, plan: Plan): Promise<Partials> {
   const params = new Params();
   const grouping = groupingOf(plan.query);
   const sources = grouping === "rows-alone"
     ? rowsSources(plan, params)
-    : baseSources(plan, params, grouping);
+    : baseSources(plan, params, {
+      grouping,
+      longestVisitMs: await longestVisitMs(tx, plan.siteId),
+    });
   return runAggregate(tx, plan, params, { sources, grouping });
 }
 

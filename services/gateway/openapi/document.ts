@@ -18,6 +18,7 @@ import {
   METRICS,
   OPERATORS,
   PRESETS,
+  QUERY_FIELDS,
 } from "../../lib/stats/names.ts";
 
 type Json = Record<string, unknown>;
@@ -448,17 +449,7 @@ const SCHEMAS: Record<string, Json> = {
       query: {
         type: "object",
         description: "The query as understood, defaults filled in.",
-        required: [
-          "metrics",
-          "date_range",
-          "dimensions",
-          "filters",
-          "order_by",
-          "include",
-          "limit",
-          "offset",
-          "time_zone",
-        ],
+        required: [...QUERY_FIELDS],
         additionalProperties: false,
         properties: {
           metrics: { type: "array", items: { type: ["string", "null"] } },

@@ -27,7 +27,7 @@ const ATTRIBUTES = FIRST_ROW_ATTRIBUTES.map((a) => a.column);
  * The rows of each of the few `visits` (site_id, visit_key, lo, hi) within [lo, hi), found
  * visit by visit by time (`offset 0`: as a join, the planner sorted every row of the range).
  */
-function rowsWithin(visits: string, humansOnly: boolean): string {
+export function rowsWithin(visits: string, humansOnly: boolean): string {
   const rows = (table: string, kind: number, extra: string, human: string) =>
     `select ${kind} as kind, x.received_at as at, x.seq, k.visit_key,
             ${visitorKeyOf("x")} as visitor_key, ${extra}

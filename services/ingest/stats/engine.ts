@@ -26,7 +26,7 @@
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { groupingOf, runAggregate } from "./aggregate.ts";
-import { baseSources, longestVisitMs } from "./base.ts";
+import { baseSources, longestVisitMs, rowsWithin } from "./base.ts";
 import { labelOf, localDay } from "./calendar.ts";
 import { KIND, pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
 import { funnelOf } from "./funnel.ts";
@@ -38,6 +38,7 @@ import {
   type Partials,
   type Plan,
   type Sums as PartialSums,
+  textArray,
 } from "./plan.ts";
 import {
   type Filter,
@@ -209,30 +210,48 @@ interface MovedRow {
  * crossing visits.
  */
 async function rowsOfVisitors(tx: Queryable, plan: Plan, visits: string[]): Promise<MovedRow[]> {
+  const keyParams = new Params();
+  const site = keyParams.add(plan.siteId);
+  const bounds = (alias: string) =>
+    `greatest(${alias}.first_at, ${instant(keyParams, plan.startMs)}) as lo,
+     least(${alias}.last_at + interval '1 microsecond', ${instant(keyParams, plan.endMs)}) as hi`;
+  // Their visitors: each visit's rows in the range, found through the visit's own bounds.
+  const keys = await tx.query<{ visitor_key: string }>(
+    `with moved as (select v.site_id, v.visit_key, ${bounds("v")} from ingest.visits v
+                     where v.site_id = ${site} and v.visit_key = any(${
+      keyParams.add(textArray(visits))
+    }::text::text[]))
+     select distinct visitor_key from (${rowsWithin("moved", false)}) w`,
+    keyParams.list,
+  );
+  // A visitor with an id is found by the index of ids; one without is its visit's rows alone.
+  const ids = keys.filter((k) => k.visitor_key.startsWith("v")).map((k) => k.visitor_key.slice(1));
+  const alone = keys.filter((k) => !k.visitor_key.startsWith("v")).map((k) => k.visitor_key);
   const params = new Params();
-  const site = params.add(plan.siteId);
+  params.add(plan.siteId);
   const from = instant(params, plan.startMs);
   const to = instant(params, plan.endMs);
-  const keys = params.add(`{${visits.map((k) => `"${k}"`).join(",")}}`);
+  const idList = params.add(textArray(ids));
+  const aloneList = params.add(textArray(alone));
   const rows = (table: string, kind: number, value: string, human: string) =>
     `select ${kind} as kind, x.received_at as at, x.seq, ${value},
             ${visitKeyOf("x")} as visit_key, ${visitorKeyOf("x")} as visitor_key
        from ${table} x
-      where x.site_id = ${site} and x.received_at >= ${from} and x.received_at < ${to}
-        and ${human} and (${visitorKeyOf("x")} in (select visitor_key from keys))`;
+      where x.site_id = $1 and x.received_at >= ${from} and x.received_at < ${to}
+        and ${human} and x.visitor_id is not null and x.visitor_id = any(${idList}::text::text[])
+     union all
+     select ${kind} as kind, x.received_at as at, x.seq, ${value},
+            ${visitKeyOf("x")} as visit_key, ${visitorKeyOf("x")} as visitor_key
+       from ingest.visits a
+       cross join lateral (
+         select * from ${table} x
+          where x.site_id = a.site_id and x.received_at >= greatest(a.first_at, ${from})
+            and x.received_at <= least(a.last_at, ${to}) and x.received_at < ${to}
+            and ${visitKeyOf("x")} = a.visit_key and x.visitor_id is null and ${human}
+         offset 0) x
+      where a.site_id = $1 and a.visit_key = any(${aloneList}::text::text[])`;
   const answer = await tx.query<Record<string, unknown>>(
-    `with keys as (
-       select distinct ${visitorKeyOf("x")} as visitor_key from (
-         select session_id, visitor_id, seq from ingest.page_views
-          where site_id = ${site} and received_at >= ${from} and received_at < ${to}
-            and ${visitKeyOf("page_views")} = any(${keys}::text[])
-         union all select session_id, visitor_id, seq from ingest.events
-          where site_id = ${site} and received_at >= ${from} and received_at < ${to}
-            and ${visitKeyOf("events")} = any(${keys}::text[])
-         union all select session_id, visitor_id, seq from ingest.leads
-          where site_id = ${site} and received_at >= ${from} and received_at < ${to}
-            and ${visitKeyOf("leads")} = any(${keys}::text[])) x)
-     select r.kind, (extract(epoch from r.at) * 1000)::float8 as at, r.value::text as value,
+    `select r.kind, (extract(epoch from r.at) * 1000)::float8 as at, r.value::text as value,
             r.currency, r.visit_key, r.visitor_key,
             coalesce(n.number, case when r.visitor_key like 'r%' then -r.seq end)::text as number,
             case when v.mixed then h.exit_page else v.exit_page end as exit
@@ -248,9 +267,9 @@ async function rowsOfVisitors(tx: Queryable, plan: Plan, visits: string[]): Prom
       rows("ingest.events", KIND.event, "x.value, x.currency", "x.bot is not true")
     }
              union all ${rows("ingest.leads", KIND.lead, "null, null", "true")}) r
-       join ingest.visits v on v.site_id = ${site} and v.visit_key = r.visit_key
+       join ingest.visits v on v.site_id = $1 and v.visit_key = r.visit_key
        left join lateral (${humanPart("v")}) h on v.mixed
-       left join ingest.visitor_numbers n on n.site_id = ${site} and n.visitor_key = r.visitor_key`,
+       left join ingest.visitor_numbers n on n.site_id = $1 and n.visitor_key = r.visitor_key`,
     params.list,
   );
   return answer.map((r) => ({

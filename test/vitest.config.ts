@@ -31,6 +31,12 @@ const SYSTEM = [
   "test/faults/**/*_test.ts",
 ];
 
+/**
+ * node: the chart on a real Kubernetes node on this machine (root, and the
+ * node's tools of .ci/tools.sh): `deno task test:node`.
+ */
+const NODE = ["test/realnode_test.ts"];
+
 const UNIT = [
   "services/**/*_test.ts",
   "widget/**/*_test.ts",
@@ -67,12 +73,16 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*_test.ts"],
-          exclude: [...EXCLUDE, ...UNIT, ...SYSTEM],
+          exclude: [...EXCLUDE, ...UNIT, ...SYSTEM, ...NODE],
         },
       },
       {
         extends: true,
         test: { name: "system", include: SYSTEM, exclude: EXCLUDE },
+      },
+      {
+        extends: true,
+        test: { name: "node", include: NODE, exclude: EXCLUDE },
       },
     ],
   },

@@ -8,7 +8,8 @@
 #                             toxiproxy grpcurl podman etcd promtool sloth
 #                             node (kubelet, kube-proxy, kube-router, CoreDNS,
 #                             containerd and the CNI plugins for the
-#                             real-node test); default: all
+#                             real-node test, `deno task test:node`);
+#                             default: all but node
 #
 # Print the bin folder with `.ci/tools.sh --bin`.
 set -euo pipefail
@@ -225,7 +226,7 @@ build_etcd() {
 # Sourcing the file defines the functions without building anything.
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
 
-all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube promtool sloth node"
+all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube promtool sloth"
 for tool in ${@:-$all}; do
   case "$tool" in
     helm) build_helm ;;

@@ -93,6 +93,12 @@ export async function startNode(dir: string): Promise<Node> {
   };
 }
 
+/** An error with its cause: fetch's own message ("fetch failed") hides whether it was a reset. */
+const describe = (error: unknown) => {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause ? `${error}: ${cause}` : String(error);
+};
+
 /** What a load run saw. */
 export interface LoadResult {
   reads: number;
@@ -148,7 +154,7 @@ export function startLoad(
           result.readFailures.push(`${answer.status} ${body.slice(0, 120)}`);
         }
       } catch (error) {
-        result.readFailures.push(String(error));
+        result.readFailures.push(describe(error));
       }
       await pause(20);
     }
@@ -182,7 +188,7 @@ export function startLoad(
           }
           result.eventFailures.push(`${id}: ${answer.status} ${body.slice(0, 120)}`);
         } catch (error) {
-          result.eventFailures.push(`${id}: ${error}`);
+          result.eventFailures.push(`${id}: ${describe(error)}`);
         }
         break;
       }

@@ -5,8 +5,11 @@
 # so a second run only checks that each is present.
 #
 #   .ci/tools.sh [TOOL ...]   TOOL: helm kubectl-validate kube kwok jaeger
-#                             toxiproxy grpcurl podman etcd promtool sloth;
-#                             default: all
+#                             toxiproxy grpcurl podman etcd promtool sloth
+#                             node (kubelet, kube-proxy, kube-router, CoreDNS,
+#                             containerd and the CNI plugins for the
+#                             real-node test, `deno task test:node`);
+#                             default: all but node
 #
 # Print the bin folder with `.ci/tools.sh --bin`.
 set -euo pipefail
@@ -24,6 +27,8 @@ JAEGER_VERSION=v1.76.0
 TOXIPROXY_VERSION=v2.12.0
 GRPCURL_VERSION=v1.9.4
 SLOTH_VERSION=v0.16.0
+KUBE_ROUTER_VERSION=v2.1.0
+COREDNS_VERSION=v1.15.0
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
@@ -84,13 +89,14 @@ build_grpcurl() {
 # The control plane: k8s.io/kubernetes cannot be `go install`ed (its go.mod
 # replaces every staging module with a folder), so a small module of ours
 # requires it and points each staging module at its published version.
-build_kube() {
-  local dir=$CACHE/kube-$KUBE_VERSION
+# kube_module DIR CMD...: builds k8s.io/kubernetes/cmd/CMD each into DIR.
+kube_module() {
+  local dir=$1; shift
+  local cmds="$*"
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
   local staging=v0.${KUBE_VERSION#v1.}
-  local cmds="kube-apiserver kube-controller-manager kube-scheduler kubectl"
   if [ ! -f "$dir/.done" ]; then
-    echo "building the Kubernetes $KUBE_VERSION control plane (cached afterwards in $dir)"
+    echo "building Kubernetes $KUBE_VERSION $cmds (cached afterwards in $dir)"
     local mod=$dir/module
     mkdir -p "$mod"
     # Its staging modules, read from its own go.mod.
@@ -132,6 +138,23 @@ build_kube() {
     touch "$dir/.done"
   fi
   for c in $cmds; do link "$c" "$dir/$c"; done
+}
+
+build_kube() {
+  kube_module "$CACHE/kube-$KUBE_VERSION" kube-apiserver kube-controller-manager kube-scheduler kubectl
+}
+
+# A real node (test/realnode_test.ts, deploy/node/): containerd 1.6, runc and
+# the CNI plugins from Debian; kubelet and kube-proxy built like the control
+# plane; kube-router as the NetworkPolicy firewall and CoreDNS on the host.
+build_node() {
+  apt_install containerd runc containernetworking-plugins busybox-static ipset conntrack gcc libc6-dev
+  kube_module "$CACHE/kube-node-$KUBE_VERSION" kubelet kube-proxy
+  go_install "$CACHE/kube-router-$KUBE_ROUTER_VERSION" \
+    "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION" kube-router
+  go_install "$CACHE/coredns-$COREDNS_VERSION" "github.com/coredns/coredns@$COREDNS_VERSION" coredns
+  link containerd "$(command -v containerd || echo /usr/bin/containerd)"
+  link ctr "$(command -v ctr || echo /usr/bin/ctr)"
 }
 
 # Jaeger v2 (the v1.76.0 tag's cmd/jaeger): its go.mod replaces sarama, so a
@@ -206,6 +229,9 @@ build_etcd() {
   link etcd "$(command -v etcd || echo /usr/bin/etcd)"
 }
 
+# Sourcing the file defines the functions without building anything.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
+
 all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube promtool sloth"
 for tool in ${@:-$all}; do
   case "$tool" in
@@ -220,6 +246,7 @@ for tool in ${@:-$all}; do
     etcd) build_etcd ;;
     promtool) build_promtool ;;
     sloth) build_sloth ;;
+    node) build_node ;;
     *) echo "tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

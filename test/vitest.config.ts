@@ -31,6 +31,12 @@ const SYSTEM = [
   "test/faults/**/*_test.ts",
 ];
 
+/**
+ * node: the chart on a real Kubernetes node on this machine (root, and the
+ * node's tools of .ci/tools.sh): `deno task test:node`.
+ */
+const NODE = ["test/realnode_test.ts"];
+
 const UNIT = [
   "services/**/*_test.ts",
   "widget/**/*_test.ts",
@@ -70,7 +76,7 @@ export default defineConfig({
           include: ["test/**/*_test.ts"],
           // Every answer of a gateway is checked against its OpenAPI document.
           setupFiles: ["test/openapi_setup.ts"],
-          exclude: [...EXCLUDE, ...UNIT, ...SYSTEM],
+          exclude: [...EXCLUDE, ...UNIT, ...SYSTEM, ...NODE],
         },
       },
       {
@@ -81,6 +87,10 @@ export default defineConfig({
           exclude: EXCLUDE,
           setupFiles: ["test/openapi_setup.ts"],
         },
+      },
+      {
+        extends: true,
+        test: { name: "node", include: NODE, exclude: EXCLUDE },
       },
     ],
   },

@@ -27,6 +27,15 @@ const SETTING: Partial<Record<keyof Config, string>> = {
   redisUrl: "REDIS_URL",
 };
 
+/**
+ * The start-up line: the address the service is bound to (0.0.0.0 when it
+ * listens on every interface, as in a pod), not merely one it can be reached on.
+ */
+export function listeningLine(name: string, host: string, port: number): string {
+  const shown = host.includes(":") ? `[${host}]` : host;
+  return `${name} listening on http://${shown}:${port}`;
+}
+
 /** Runs one service; args: the service name. */
 export async function main(args: string[]): Promise<void> {
   const name = args[0];
@@ -63,7 +72,7 @@ export async function main(args: string[]): Promise<void> {
             port: config.grpcPort,
             migrateOnStart: false,
           });
-        say(`${name} listening on ${running.url}`);
+        say(listeningLine(name, config.host, running.port));
         return {
           async close() {
             await running.close();

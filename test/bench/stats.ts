@@ -383,7 +383,9 @@ export async function run(): Promise<BenchReport> {
     const rowsOnly = answerer(referenceEngine(db));
     const ask = (target: StatsAnswerer, q: BenchQuery) =>
       q.funnel
-        ? target.funnel(SITE, funnelBodyOf(q.body)).then((a) => JSON.stringify(a.steps, jsonBigints))
+        ? target.funnel(SITE, funnelBodyOf(q.body)).then((a) =>
+          JSON.stringify(a.steps, jsonBigints)
+        )
         : target.query(SITE, queryBodyOf(q.body)).then((a) =>
           JSON.stringify([a.answer.rows, a.answer.totals, a.compared?.rows], jsonBigints)
         );

@@ -185,10 +185,14 @@ function cases(): Case[] {
   add("OPTIONS /stats/v1/site", "/stats/v1/site", 204, { method: "OPTIONS" });
   refusedMethods("/stats/v1/site", ["GET", "OPTIONS"]);
 
-  add("GET /healthz", "/healthz", 200);
-  add("HEAD /healthz", "/healthz", 200, { method: "HEAD" });
-  add("GET /livez", "/livez", 200);
-  add("HEAD /livez", "/livez", 200, { method: "HEAD" });
+  for (const path of ["/healthz", "/livez"]) {
+    add(`GET ${path}`, path, 200);
+    add(`HEAD ${path}`, path, 200, { method: "HEAD" });
+    // A prober may use any method: each is answered as GET is.
+    for (const method of ["POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+      add(`${method} ${path}`, path, 200, { method });
+    }
+  }
 
   for (const path of ["/widget.js", "/dashboard/dashboard.js", "/dashboard/dashboard.css"]) {
     add(`GET ${path}`, path, 200);

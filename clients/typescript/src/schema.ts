@@ -533,16 +533,36 @@ export type paths = {
          * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
          */
         get: operations["getHealth"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
+        /**
+         * Readiness
+         * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
+         */
+        put: operations["getHealthByput"];
+        /**
+         * Readiness
+         * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
+         */
+        post: operations["getHealthBypost"];
+        /**
+         * Readiness
+         * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
+         */
+        delete: operations["getHealthBydelete"];
+        /**
+         * Readiness
+         * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
+         */
+        options: operations["getHealthByoptions"];
         /**
          * Readiness (headers only)
          * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
          */
         head: operations["headHealth"];
-        patch?: never;
+        /**
+         * Readiness
+         * @description Readiness: 503 until every service behind the gateway has answered its health check SERVING once; then 200 while the gateway can serve, `degraded` while a backend is not serving. Never refused for load or rate.
+         */
+        patch: operations["getHealthBypatch"];
         trace?: never;
     };
     "/livez": {
@@ -557,16 +577,36 @@ export type paths = {
          * @description 200 while the process runs.
          */
         get: operations["getLive"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
+        /**
+         * Liveness
+         * @description 200 while the process runs.
+         */
+        put: operations["getLiveByput"];
+        /**
+         * Liveness
+         * @description 200 while the process runs.
+         */
+        post: operations["getLiveBypost"];
+        /**
+         * Liveness
+         * @description 200 while the process runs.
+         */
+        delete: operations["getLiveBydelete"];
+        /**
+         * Liveness
+         * @description 200 while the process runs.
+         */
+        options: operations["getLiveByoptions"];
         /**
          * Liveness (headers only)
          * @description 200 while the process runs.
          */
         head: operations["headLive"];
-        patch?: never;
+        /**
+         * Liveness
+         * @description 200 while the process runs.
+         */
+        patch: operations["getLiveBypatch"];
         trace?: never;
     };
     "/widget.js": {
@@ -4464,6 +4504,146 @@ export interface operations {
             };
         };
     };
+    getHealthByput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: `ok` or `degraded`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Not ready (`unavailable`, `stopping`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getHealthBypost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: `ok` or `degraded`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Not ready (`unavailable`, `stopping`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getHealthBydelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: `ok` or `degraded`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Not ready (`unavailable`, `stopping`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getHealthByoptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: `ok` or `degraded`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Not ready (`unavailable`, `stopping`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
     headHealth: {
         parameters: {
             query?: never;
@@ -4493,7 +4673,138 @@ export interface operations {
             };
         };
     };
+    getHealthBypatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: `ok` or `degraded`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Not ready (`unavailable`, `stopping`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
     getLive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    getLiveByput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    getLiveBypost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    getLiveBydelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    getLiveByoptions: {
         parameters: {
             query?: never;
             header?: never;
@@ -4533,6 +4844,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            414: components["responses"]["UrlTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    getLiveBypatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
             };
             414: components["responses"]["UrlTooLong"];
             431: components["responses"]["HeadersTooLarge"];

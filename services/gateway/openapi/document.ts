@@ -1331,7 +1331,16 @@ const healthAnswer = (description: string) => jsonAnswer("Health", description);
 const HEALTHZ_TEXT = "Readiness: 503 until every service behind the gateway has answered its " +
   "health check SERVING once; then 200 while the gateway can serve, `degraded` while a " +
   "backend is not serving. Never refused for load or rate.";
-paths["/healthz"] = {
+/** A probe answers every method as it answers GET: a prober may send any. */
+function anyMethod(item: PathItem): PathItem {
+  for (const method of METHODS) {
+    if (!item[method]) {
+      item[method] = { ...item.get, operationId: `${item.get!.operationId}By${method}` };
+    }
+  }
+  return item;
+}
+paths["/healthz"] = anyMethod({
   get: probe("getHealth", "Readiness", HEALTHZ_TEXT, {
     "200": healthAnswer("Ready: `ok` or `degraded`."),
     "503": healthAnswer("Not ready (`unavailable`, `stopping`)."),
@@ -1340,15 +1349,15 @@ paths["/healthz"] = {
     "200": { description: "Ready.", headers: { "X-Request-Id": header("RequestId") } },
     "503": { description: "Not ready.", headers: { "X-Request-Id": header("RequestId") } },
   }),
-};
-paths["/livez"] = {
+});
+paths["/livez"] = anyMethod({
   get: probe("getLive", "Liveness", "200 while the process runs.", {
     "200": jsonAnswer("Live", "Alive."),
   }),
   head: probe("headLive", "Liveness (headers only)", "200 while the process runs.", {
     "200": { description: "Alive.", headers: { "X-Request-Id": header("RequestId") } },
   }),
-};
+});
 
 // Documents and assets -------------------------------------------------
 

@@ -15,6 +15,15 @@ const DEVELOPMENT_ONLY = [
   "fast-check",
   "axe-core",
   "preact-render-to-string",
+  // The OpenAPI document's checks and the typed client's generator, the dashboards' builder,
+  // the independent webhook verifier: tests and build tasks only.
+  "ajv",
+  "ajv/",
+  "ajv-formats",
+  "openapi-fetch",
+  "openapi-typescript",
+  "@grafana/grafana-foundation-sdk",
+  "standardwebhooks",
 ];
 // uplot, preact and @preact/signals stay: the dashboard's build bundles them in this stage.
 

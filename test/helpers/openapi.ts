@@ -106,14 +106,15 @@ export class OpenApiValidator {
   /**
    * A path that names no route answers 404 (or a refusal made before
    * routing) with the error body the document describes; the exceptions are
-   * the content API's CORS preflight (answered for any path under /content/)
+   * the content API's CORS preflight (answered for /content and any path under it)
    * and the demo site's page of `deno task start`, a development aid the
    * document leaves out.
    */
   #checkUnrouted(method: string, url: URL, answer: AnswerSeen): string[] {
     const where = `${method.toUpperCase()} ${url.pathname} ${answer.status}`;
     if (url.pathname === "/demo" || url.pathname.startsWith("/demo/")) return [];
-    if (method === "options" && url.pathname.startsWith("/content/") && answer.status === 204) {
+    const underContent = url.pathname === "/content" || url.pathname.startsWith("/content/");
+    if (method === "options" && underContent && answer.status === 204) {
       return [];
     }
     // A request the gateway refuses before routing (its URL or head too long, its

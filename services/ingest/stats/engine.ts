@@ -233,23 +233,24 @@ async function rowsOfVisitors(tx: Queryable, plan: Plan, visits: string[]): Prom
   const to = instant(params, plan.endMs);
   const idList = params.add(textArray(ids));
   const aloneList = params.add(textArray(alone));
-  const rows = (table: string, kind: number, value: string, human: string) =>
-    `select ${kind} as kind, x.received_at as at, x.seq, ${value},
-            ${visitKeyOf("x")} as visit_key, ${visitorKeyOf("x")} as visitor_key
+  const rows = (table: string, kind: number, value: string, human: string) => {
+    const columns = `${kind} as kind, x.received_at as at, x.seq, ${value},
+            ${visitKeyOf("x")} as visit_key, ${visitorKeyOf("x")} as visitor_key`;
+    return `select ${columns}
        from ${table} x
       where x.site_id = $1 and x.received_at >= ${from} and x.received_at < ${to}
         and ${human} and x.visitor_id is not null and x.visitor_id = any(${idList}::text::text[])
      union all
-     select ${kind} as kind, x.received_at as at, x.seq, ${value},
-            ${visitKeyOf("x")} as visit_key, ${visitorKeyOf("x")} as visitor_key
+     select ${columns}
        from ingest.visits a
        cross join lateral (
          select * from ${table} x
           where x.site_id = a.site_id and x.received_at >= greatest(a.first_at, ${from})
-            and x.received_at <= least(a.last_at, ${to}) and x.received_at < ${to}
+            and x.received_at <= a.last_at and x.received_at < ${to}
             and ${visitKeyOf("x")} = a.visit_key and x.visitor_id is null and ${human}
          offset 0) x
       where a.site_id = $1 and a.visit_key = any(${aloneList}::text::text[])`;
+  };
   const answer = await tx.query<Record<string, unknown>>(
     `select r.kind, (extract(epoch from r.at) * 1000)::float8 as at, r.value::text as value,
             r.currency, r.visit_key, r.visitor_key,

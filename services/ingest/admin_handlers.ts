@@ -85,7 +85,7 @@ export function ingestAdminHandlers(
       for (const [i, line] of lines.entries()) {
         const number = Number(lineNumbers[i] ?? firstLine + BigInt(i));
         try {
-          records.push(await parseHistoryLine(line, number, target));
+          records.push(parseHistoryLine(line, number, target));
         } catch (error) {
           if (!(error instanceof HistoryLineError)) throw error;
           throw publicError(

@@ -43,9 +43,9 @@ const event = {
 };
 
 const line = (fields: Record<string, unknown>) => JSON.stringify(fields);
-async function problemOf(text: string): Promise<string> {
+function problemOf(text: string): string {
   try {
-    await parseHistoryLine(text, 7, target);
+    parseHistoryLine(text, 7, target);
   } catch (error) {
     if (error instanceof HistoryLineError) {
       expect(error.line).toBe(7);
@@ -57,8 +57,8 @@ async function problemOf(text: string): Promise<string> {
 }
 
 describe("parseHistoryLine", () => {
-  it("keeps a page view's fields as given, its URL scrubbed as the live routes do", async () => {
-    const { item, importId } = await parseHistoryLine(line(view), 1, target);
+  it("keeps a page view's fields as given, its URL scrubbed as the live routes do", () => {
+    const { item, importId } = parseHistoryLine(line(view), 1, target);
     expect(item.kind).toBe("view");
     if (item.kind !== "view") return;
     expect(item.row).toMatchObject({
@@ -74,14 +74,14 @@ describe("parseHistoryLine", () => {
     expect(item.given).toEqual({ newVisitor: false });
     expect(importId).toMatch(/^[0-9a-f]{64}$/);
     // The same line keys the same; another line another.
-    expect((await parseHistoryLine(` ${line(view)} `, 2, target)).importId).toBe(importId);
-    expect((await parseHistoryLine(line({ ...view, title: "x" }), 2, target)).importId).not.toBe(
+    expect((parseHistoryLine(` ${line(view)} `, 2, target)).importId).toBe(importId);
+    expect((parseHistoryLine(line({ ...view, title: "x" }), 2, target)).importId).not.toBe(
       importId,
     );
   });
 
-  it("keeps an event's declared parameters and its type's currency", async () => {
-    const { item, importId } = await parseHistoryLine(line(event), 1, target);
+  it("keeps an event's declared parameters and its type's currency", () => {
+    const { item, importId } = parseHistoryLine(line(event), 1, target);
     expect(item.kind).toBe("event");
     if (item.kind !== "event") return;
     expect(item.row).toMatchObject({
@@ -93,29 +93,29 @@ describe("parseHistoryLine", () => {
     });
     expect(item.attribution).toMatchObject({ channel: "email" });
     expect(importId).not.toBeNull();
-    const withId = await parseHistoryLine(line({ ...event, eventId: "e-1" }), 1, target);
+    const withId = parseHistoryLine(line({ ...event, eventId: "e-1" }), 1, target);
     expect(withId.importId).toBeNull(); // its id makes it stored once
   });
 
-  it("refuses a line that breaks a rule, naming the field", async () => {
-    expect(await problemOf("{nope")).toMatch(/not JSON/);
-    expect(await problemOf("[1]")).toMatch(/JSON object/);
-    expect(await problemOf(line({ ...view, kind: "lead" }))).toMatch(/^kind/);
-    expect(await problemOf(line({ ...view, receivedAt: "2026-12-01T00:00:00Z" }))).toMatch(
+  it("refuses a line that breaks a rule, naming the field", () => {
+    expect(problemOf("{nope")).toMatch(/not JSON/);
+    expect(problemOf("[1]")).toMatch(/JSON object/);
+    expect(problemOf(line({ ...view, kind: "lead" }))).toMatch(/^kind/);
+    expect(problemOf(line({ ...view, receivedAt: "2026-12-01T00:00:00Z" }))).toMatch(
       /receivedAt is in the future/,
     );
-    expect(await problemOf(line({ ...view, receivedAt: "yesterday" }))).toMatch(/^receivedAt/);
-    expect(await problemOf(line({ ...view, url: undefined }))).toMatch(/^url is required/);
-    expect(await problemOf(line({ ...view, url: "javascript:alert(1)" }))).toMatch(
+    expect(problemOf(line({ ...view, receivedAt: "yesterday" }))).toMatch(/^receivedAt/);
+    expect(problemOf(line({ ...view, url: undefined }))).toMatch(/^url is required/);
+    expect(problemOf(line({ ...view, url: "javascript:alert(1)" }))).toMatch(
       /^url must be a URL/,
     );
-    expect(await problemOf(line({ ...view, screen: 390 }))).toMatch(/^screen/);
-    expect(await problemOf(line({ ...view, bot: "no" }))).toMatch(/^bot/);
-    expect(await problemOf(line({ ...view, visitorId: "x".repeat(200) }))).toMatch(/^visitorId/);
-    expect(await problemOf(line({ ...event, name: "checkout" }))).toMatch(/not declared/);
-    expect(await problemOf(line({ ...event, value: -1 }))).toMatch(/^value/);
-    expect(await problemOf(line({ ...event, currency: "€" }))).toMatch(/^currency/);
-    expect(await problemOf(line({ ...event, params: [1] }))).toMatch(/^params/);
-    expect(await problemOf(line({ ...event, source: "robot" }))).toMatch(/^source/);
+    expect(problemOf(line({ ...view, screen: 390 }))).toMatch(/^screen/);
+    expect(problemOf(line({ ...view, bot: "no" }))).toMatch(/^bot/);
+    expect(problemOf(line({ ...view, visitorId: "x".repeat(200) }))).toMatch(/^visitorId/);
+    expect(problemOf(line({ ...event, name: "checkout" }))).toMatch(/not declared/);
+    expect(problemOf(line({ ...event, value: -1 }))).toMatch(/^value/);
+    expect(problemOf(line({ ...event, currency: "€" }))).toMatch(/^currency/);
+    expect(problemOf(line({ ...event, params: [1] }))).toMatch(/^params/);
+    expect(problemOf(line({ ...event, source: "robot" }))).toMatch(/^source/);
   });
 });

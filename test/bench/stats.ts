@@ -453,7 +453,7 @@ async function importRate(db: Database): Promise<string> {
   for (let i = 0; i < lines.length; i += 5_000) {
     const records: HistoryRecord[] = [];
     for (const [j, line] of lines.slice(i, i + 5_000).entries()) {
-      records.push(await parseHistoryLine(line, i + j + 1, { siteId: target, types, nowMs: NOW }));
+      records.push(parseHistoryLine(line, i + j + 1, { siteId: target, types, nowMs: NOW }));
     }
     const counts = await storeHistory(db, records);
     stored += counts.pageviews + counts.events;

@@ -42,6 +42,27 @@ export function rowsWithin(visits: string, humansOnly: boolean): string {
     union all ${rows("ingest.leads", KIND.lead, "null::text", "true")}`;
 }
 
+/**
+ * The human rows of a visit within [lo, hi) (`bounds`: one row of site_id,
+ * visit_key, lo, hi) summed: first_at, pageviews, events, duration_ms and
+ * exit_page (its last page view there); no row when it has none there.
+ */
+export function visitPart(bounds: string): string {
+  return `select min(at) as first_at,
+            (count(*) filter (where kind = ${KIND.pageview}))::int as pageviews,
+            (count(*) filter (where kind = ${KIND.event}))::int as events,
+            (extract(epoch from max(at) - min(at)) * 1000)::float8 as duration_ms,
+            (array_agg(page order by at desc, seq desc)
+              filter (where kind = ${KIND.pageview}))[1] as exit_page
+       from (${rowsWithin(bounds, true)}) h
+      having count(*) > 0`;
+}
+
+/** A mixed visit's (alias v) human rows summed, as visitPart answers. */
+export const humanPart = (v: string): string =>
+  visitPart(`(select ${v}.site_id, ${v}.visit_key, ${v}.first_at as lo,
+      ${v}.last_at + interval '1 microsecond' as hi)`);
+
 /** The site's longest visit in ms (ingest.visit_spans), which bounds where crossing visits begin. */
 export async function longestVisitMs(db: Queryable, siteId: string): Promise<number> {
   const [row] = await db.query<{ ms: number }>(

@@ -26,9 +26,9 @@
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
 import { groupingOf, runAggregate } from "./aggregate.ts";
-import { baseSources, longestVisitMs, rowsWithin } from "./base.ts";
+import { baseSources, humanPart, longestVisitMs, rowsWithin, visitPart } from "./base.ts";
 import { labelOf, localDay } from "./calendar.ts";
-import { KIND, pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import { KIND, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
 import { funnelOf } from "./funnel.ts";
 import {
   emptySums as emptyPartialSums,
@@ -52,7 +52,6 @@ import {
 import { referenceEngine, rowsSources } from "./reference.ts";
 import { ALL, emptySums, PAGE, type RollupKey, type Sums, type Wanted } from "./rollup_sums.ts";
 import {
-  humanPart,
   localDays,
   type Period,
   readRollups,
@@ -135,11 +134,9 @@ async function crossingVisits(
   const from = instant(params, plan.startMs);
   const to = instant(params, plan.endMs);
   const earliest = instant(params, plan.startMs - await longestVisitMs(tx, plan.siteId));
-  const rows = (table: string, kind: number, page: string, human: string) =>
-    `select ${kind} as kind, x.received_at as at, x.seq, ${page} as page from ${table} x
-      where x.site_id = c.site_id and x.received_at >= greatest(c.first_at, ${from})
-        and x.received_at < least(c.last_at + interval '1 microsecond', ${to})
-        and ${visitKeyOf("x")} = c.visit_key and ${human}`;
+  // The visit's own rows inside the range (its human rows).
+  const inside = `(select c.site_id, c.visit_key, greatest(c.first_at, ${from}) as lo,
+      least(c.last_at + interval '1 microsecond', ${to}) as hi)`;
   const value = column && column !== "exit_page" ? `c.${column}` : "null::text";
   const answer = await tx.query<Record<string, unknown>>(
     `select c.visit_key, ${value} as value, c.last_at >= ${to} as crosses_end,
@@ -148,20 +145,11 @@ async function crossingVisits(
             coalesce(h.duration_ms,
                      (extract(epoch from c.last_at - c.first_at) * 1000)::float8) as whole_ms,
             case when c.mixed then h.exit_page else c.exit_page end as whole_exit,
-            (extract(epoch from i.first_at) * 1000)::float8 as inside_at, i.pv, i.ev,
-            i.duration_ms, i.exit_page
+            (extract(epoch from i.first_at) * 1000)::float8 as inside_at,
+            i.pageviews as pv, i.events as ev, i.duration_ms, i.exit_page
        from ingest.visits c
        left join lateral (${humanPart("c")}) h on c.mixed
-       cross join lateral (
-         select min(at) as first_at, (count(*) filter (where kind = ${KIND.pageview}))::int as pv,
-                (count(*) filter (where kind = ${KIND.event}))::int as ev,
-                (extract(epoch from max(at) - min(at)) * 1000)::float8 as duration_ms,
-                (array_agg(page order by at desc, seq desc)
-                  filter (where kind = ${KIND.pageview}))[1] as exit_page
-           from (${rows("ingest.page_views", KIND.pageview, pageOf("x"), "not x.bot")}
-                 union all ${rows("ingest.events", KIND.event, "null", "x.bot is not true")}
-                 union all ${rows("ingest.leads", KIND.lead, "null", "true")}) r
-          having count(*) > 0) i
+       cross join lateral (${visitPart(inside)}) i
       where c.site_id = ${site} and c.first_at >= ${earliest}
         and c.first_at < ${to} and c.last_at >= ${from}
         and (c.first_at < ${from} or c.last_at >= ${to}) and (c.mixed or not c.bot)`,
@@ -295,14 +283,8 @@ class Accumulator {
   hasData = false;
 
   addStored(g: StoredGroup | { sums: Sums }, sign = 1): void {
-    const s = "sums" in g ? g.sums : undefined;
-    if (s) {
-      this.union.addNumbers([...s.visitorNumbers]);
-      for (const k of s.visitorKeys) this.union.addKey(k);
-    } else if ((g as StoredGroup).visitorSet) {
-      this.union.addSet((g as StoredGroup).visitorSet!, (g as StoredGroup).visitors);
-    }
-    const from = s ?? (g as StoredGroup);
+    addVisitors(this.union, g);
+    const from = "sums" in g ? g.sums : g;
     this.sums.visits += sign * from.visits;
     this.sums.bounces += sign * from.bounces;
     this.sums.durationMs += sign * from.durationMs;
@@ -363,7 +345,7 @@ async function judgeFilters(
       params,
     );
     const rows = await tx.query<{ v: string | null; ok: boolean }>(
-      `select v, ${condition} as ok from unnest(${params.add(textArrayOf(list))}::text[]) v`,
+      `select v, ${condition} as ok from unnest(${params.add(textArray(list))}::text[]) v`,
       params.list,
     );
     const passing = new Set(rows.filter((r) => r.ok).map((r) => r.v));
@@ -372,14 +354,6 @@ async function judgeFilters(
     judges.push((value) => (named && value === null ? false : passing.has(value)));
   }
   return judges;
-}
-
-/** A Postgres array literal of text values and nulls. */
-function textArrayOf(values: readonly (string | null)[]): string {
-  const quoted = values.map((v) =>
-    v === null ? "NULL" : `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`
-  );
-  return `{${quoted.join(",")}}`;
 }
 
 /**
@@ -434,8 +408,7 @@ async function rollupPartials(
   const { query, zone } = plan;
   const timeDimension = query.dimensions.find(isTimeDimension);
   const grain = timeDimension && grainOf(timeDimension);
-  const chosen = cover.stored;
-  const fromRows = cover.fromRows;
+  const { stored: chosen, fromRows } = cover;
   const dimensions = rollup.conversion ? [rollup.dimension, ALL] : [rollup.dimension];
   const items: { start: number; key: RollupKey; group: StoredGroup | { sums: Sums } }[] = [];
   for (const g of (await readRollups(tx, site, chosen, { dimensions, sets: true })).groups) {
@@ -496,20 +469,14 @@ async function rollupPartials(
   for (const { start, key, group } of items) {
     if (rollup.conversion && key.dimension === ALL) {
       const acc = groupOf(start, null, null);
-      const s = "sums" in group ? group.sums : undefined;
-      if (s) {
-        acc.reached.addNumbers([...s.visitorNumbers]);
-        for (const k of s.visitorKeys) acc.reached.addKey(k);
-      } else {
-        acc.reached.addSet((group as StoredGroup).visitorSet!, (group as StoredGroup).visitors);
-      }
+      addVisitors(acc.reached, group);
       acc.hasData = true;
       continue;
     }
     if (!passes(key.value, key.eventName)) continue;
     const acc = groupOf(start, key.value, key.eventName);
     acc.addStored(group);
-    if (rollup.conversion && key.eventName !== null) acc.converted.addUnion(unionOf(group));
+    if (rollup.conversion && key.eventName !== null) addVisitors(acc.converted, group);
   }
   for (const c of crossing) {
     const whole = exitPage ? c.whole.exit : c.value;
@@ -534,14 +501,12 @@ async function rollupPartials(
   return out;
 }
 
-/** A group's visitors as a union of their own. */
-function unionOf(group: StoredGroup | { sums: Sums }): VisitorUnion {
-  const union = new VisitorUnion();
+/** Adds a group's visitors (a stored set, or the sets worked out from the rows) to a union. */
+function addVisitors(union: VisitorUnion, group: StoredGroup | { sums: Sums }): void {
   if ("sums" in group) {
     union.addNumbers([...group.sums.visitorNumbers]);
     for (const k of group.sums.visitorKeys) union.addKey(k);
   } else if (group.visitorSet) union.addSet(group.visitorSet, group.visitors);
-  return union;
 }
 
 /**

@@ -98,9 +98,11 @@ export class Params {
   }
 }
 
-/** A Postgres array literal of text values. */
-export function textArray(values: readonly string[]): string {
-  const quoted = values.map((v) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`);
+/** A Postgres array literal of text values and nulls. */
+export function textArray(values: readonly (string | null)[]): string {
+  const quoted = values.map((v) =>
+    v === null ? "NULL" : `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`
+  );
   return `{${quoted.join(",")}}`;
 }
 

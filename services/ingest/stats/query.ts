@@ -9,6 +9,7 @@ import type { QueryField } from "../../lib/stats/names.ts";
 import { ianaTimeZone } from "../../lib/formats.ts";
 import { isJsonObject } from "../../lib/json.ts";
 import { type Grain, parseDay } from "./calendar.ts";
+import { VISIT_ATTRIBUTES, type VisitAttribute } from "./dimensions.ts";
 
 export const METRIC_NAMES = [
   "pageviews",
@@ -31,31 +32,14 @@ export const TIME_DIMENSIONS = [
   "time:week",
   "time:month",
 ] as const;
-export const VISIT_DIMENSIONS = [
-  "visit:channel",
-  "visit:source",
-  "visit:referrer",
-  "visit:utm_source",
-  "visit:utm_medium",
-  "visit:utm_campaign",
-  "visit:utm_term",
-  "visit:utm_content",
-  "visit:ad_link",
-  "visit:entry_page",
-  "visit:exit_page",
-  "visit:screen",
-  "visit:country",
-  "visit:device",
-  "visit:browser",
-  "visit:os",
-  "visit:visitor_type",
-] as const;
+/** The visit attributes' dimensions, declared in dimensions.ts. */
+export const VISIT_DIMENSIONS = VISIT_ATTRIBUTES.map((a) => a.dimension);
 export const EVENT_DIMENSIONS = ["event:name", "event:page"] as const;
 /** event:props:KEY names the declared event parameter KEY. */
 export const PROPS_PREFIX = "event:props:";
 
 export type TimeDimension = typeof TIME_DIMENSIONS[number];
-export type VisitDimension = typeof VISIT_DIMENSIONS[number];
+export type VisitDimension = VisitAttribute["dimension"];
 export type PropsDimension = `event:props:${string}`;
 export type EventDimension = typeof EVENT_DIMENSIONS[number] | PropsDimension;
 export type DimensionName = TimeDimension | VisitDimension | EventDimension;

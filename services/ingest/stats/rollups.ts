@@ -15,7 +15,7 @@
 import { Buffer } from "node:buffer";
 import type { Database, Param, Queryable } from "../../lib/db/mod.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
-import { pageOf, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import { visitKeyOf, visitorKeyOf } from "./dimensions.ts";
 import { encodeSet } from "./visitor_sets.ts";
 import {
   ALL,
@@ -32,6 +32,7 @@ import {
   type Wanted,
 } from "./rollup_sums.ts";
 import { Params, textArray } from "./plan.ts";
+import { humanPart } from "./base.ts";
 import { VISIT_ATTRIBUTES } from "./dimensions.ts";
 import { decodeSet } from "./visitor_sets.ts";
 
@@ -174,26 +175,6 @@ async function recordsOf(
   };
 }
 
-/**
- * A mixed visit's (alias v) human rows summed: first_at, pageviews, events,
- * duration_ms, and exit_page (its last human page view).
- */
-export function humanPart(v: string): string {
-  const rows = (table: string, kind: number, page: string, human: string) =>
-    `select ${kind} as kind, x.received_at as at, x.seq, ${page} as page from ${table} x
-      where x.site_id = ${v}.site_id and x.received_at >= ${v}.first_at
-        and x.received_at <= ${v}.last_at and ${visitKeyOf("x")} = ${v}.visit_key and ${human}`;
-  return `select min(at) as first_at,
-            (count(*) filter (where kind = 1))::int as pageviews,
-            (count(*) filter (where kind = 2))::int as events,
-            (extract(epoch from max(at) - min(at)) * 1000)::float8 as duration_ms,
-            (array_agg(page order by at desc, seq desc) filter (where kind = 1))[1] as exit_page
-       from (${rows("ingest.page_views", 1, pageOf("x"), "not x.bot")}
-             union all ${rows("ingest.events", 2, "null", "x.bot is not true")}
-             union all ${rows("ingest.leads", 3, "null", "true")}) h
-      having count(*) > 0`;
-}
-
 /** The sums of the wanted groups of [start, end), from the stored rows and visits. */
 export async function sumsOf(
   tx: Queryable,
@@ -255,13 +236,12 @@ async function storePeriod(
             event_name, visitors, visitor_set, visits, bounces, duration_ms, visit_pageviews,
             pageviews, events, leads, revenue)
      select $1, $2::timestamptz, $3::timestamptz, r.position, r.dimension, r.value, r.event_name,
-            r.visitors,
-            decode(r.visitor_set, 'base64'), r.visits, r.bounces, r.duration_ms,
+            r.visitors, decode(r.visitor_set, 'base64'), r.visits, r.bounces, r.duration_ms,
             r.visit_pageviews, r.pageviews, r.events, r.leads, r.revenue::json
        from json_to_recordset($4::json) as r(position int, dimension text, value text,
-            event_name text,
-            visitors bigint, visitor_set text, visits bigint, bounces bigint, duration_ms bigint,
-            visit_pageviews bigint, pageviews bigint, events bigint, leads bigint, revenue text)`,
+            event_name text, visitors bigint, visitor_set text, visits bigint, bounces bigint,
+            duration_ms bigint, visit_pageviews bigint, pageviews bigint, events bigint,
+            leads bigint, revenue text)`,
     [...at, JSON.stringify(rows)],
   );
 }

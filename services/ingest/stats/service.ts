@@ -46,11 +46,6 @@ import { type FunnelQuery, parseFunnel, type Step } from "./funnel_query.ts";
 import type { FunnelAnswer } from "./funnel.ts";
 import { siteAnswer, type SiteDeclarations } from "../site_declarations.ts";
 
-export interface Extent {
-  first: number;
-  last: number;
-}
-
 /** How an engine reads the stored data. */
 export interface StatsEngine {
   /** The first and last time of the rows a query counts in [from, to) (unbounded where undefined). */
@@ -58,7 +53,7 @@ export interface StatsEngine {
     siteId: string,
     range: { from?: number; to?: number },
     includeBots: boolean,
-  ): Promise<Extent | undefined>;
+  ): Promise<{ first: number; last: number } | undefined>;
   partials(plan: Plan): Promise<Partials>;
   funnel(plan: FunnelPlan): Promise<FunnelAnswer>;
 }

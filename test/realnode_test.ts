@@ -100,8 +100,17 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
       `realnode: ${what}: ${load.reads} reads (${load.readFailures.length} failed), ` +
         `${load.eventRequests} event requests, ${load.acked.length} acknowledged, ` +
         `${load.unavailable} answered 503 and retried (window ${load.unavailableWindowMs} ms), ` +
-        `${load.eventFailures.length} failed, in ${load.ms} ms`,
+        `${load.eventFailures.length} failed, ${load.connectionRetries.length} sent again after ` +
+        `a connection failed (${load.connectionRetries.join("; ")}), in ${load.ms} ms`,
     );
+  /**
+   * A connection fails before its answer at most once per client connection
+   * and stopping gateway: more means requests are lost some other way.
+   */
+  const LOAD_CONNECTIONS = 5;
+  const expectRetriesBounded = (load: LoadResult, gatewaysStopped: number) =>
+    expect(load.connectionRetries.length, load.connectionRetries.join("\n"))
+      .toBeLessThanOrEqual(LOAD_CONNECTIONS * gatewaysStopped);
 
   beforeAll(async () => {
     await timed("image (deno task image)", buildImage);
@@ -368,6 +377,7 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     expect(result.acked.length).toBeGreaterThan(20);
     expect(result.readFailures).toEqual([]);
     expect(result.eventFailures).toEqual([]);
+    expectRetriesBounded(result, 2);
     await expectStoredOnce(result, prefix);
   }, 400_000);
 
@@ -396,6 +406,7 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
       expect(result.eventFailures).toEqual([]);
       // One ingest pod: from its deletion until its replacement is ready, events answer 503.
       expect(result.unavailableWindowMs).toBeLessThan(60_000);
+      expectRetriesBounded(result, 1);
       await expectStoredOnce(result, prefix);
     },
     400_000,

@@ -111,16 +111,42 @@ export interface LoadResult {
   unavailable: number;
   /** From the first 503 to the last, in ms (0 without any). */
   unavailableWindowMs: number;
-  /** Event answers other than 200 and 503, and errors; never retried. */
+  /** Event answers other than 200 and 503, and errors after the one retry below. */
   eventFailures: string[];
+  /**
+   * Requests sent again once because their connection failed before any
+   * answer (a read, or an event with its same id), with the cause. A stopping
+   * gateway closes its kept-alive connections, and a request a client wrote
+   * on one just then is never read: Deno's server cannot end a kept-alive
+   * connection after an answer (it ignores a handler's `Connection: close`,
+   * denoland/deno#9411), so a client retries once, as browsers, curl and Go's
+   * net/http do for idempotent requests on a reused connection.
+   */
+  connectionRetries: string[];
   ms: number;
+}
+
+/** fetch, sent once more when the connection failed before an answer (recorded in `retries`). */
+async function fetchRetryingConnection(
+  url: string,
+  init: RequestInit,
+  retries: string[],
+): Promise<Response> {
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    retries.push(`${new URL(url).pathname}: ${describe(error)}`);
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  }
 }
 
 /**
  * Reads a page and sends server events with unique ids through `url` from a
  * few sequential workers, until stopped. A 503 to an event is retried with
- * the same id after 200 ms, as a client honouring the contract does; any
- * other failure is recorded and not retried.
+ * the same id after 200 ms, as a client honouring the contract does; a
+ * connection that fails before an answer is retried once (connectionRetries);
+ * any other failure is recorded and not retried.
  */
 export function startLoad(
   url: string,
@@ -138,6 +164,7 @@ export function startLoad(
     unavailable: 0,
     unavailableWindowMs: 0,
     eventFailures: [],
+    connectionRetries: [],
     ms: 0,
   };
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -145,10 +172,9 @@ export function startLoad(
     while (running) {
       result.reads++;
       try {
-        const answer = await fetch(`${url}/content/v1/pages/home`, {
+        const answer = await fetchRetryingConnection(`${url}/content/v1/pages/home`, {
           headers: { "x-crm-key": keys.site },
-          signal: AbortSignal.timeout(10_000),
-        });
+        }, result.connectionRetries);
         const body = await answer.text();
         if (answer.status !== 200 || JSON.parse(body).marker !== "home") {
           result.readFailures.push(`${answer.status} ${body.slice(0, 120)}`);
@@ -167,12 +193,11 @@ export function startLoad(
       for (;;) {
         result.eventRequests++;
         try {
-          const answer = await fetch(`${url}/marketing/event`, {
+          const answer = await fetchRetryingConnection(`${url}/marketing/event`, {
             method: "POST",
             headers: { "content-type": "application/json", "x-event-key": keys.secret },
             body: JSON.stringify({ name: "signup", event_id: id }),
-            signal: AbortSignal.timeout(10_000),
-          });
+          }, result.connectionRetries);
           const body = await answer.text();
           if (answer.status === 200 && JSON.parse(body).ok === true) {
             result.acked.push(id);

@@ -4,12 +4,12 @@
 # ~/.cache/crm-tools/<tool>-<version>/ and linked into ~/.cache/crm-tools/bin,
 # so a second run only checks that each is present.
 #
-#   .ci/tools.sh [TOOL ...]   TOOL: helm kubectl-validate kube kwok jaeger
+#   .ci/tools.sh [TOOL ...]   TOOL: helm kubectl-validate kube jaeger
 #                             toxiproxy grpcurl podman etcd promtool sloth
 #                             node (kubelet, kube-proxy, kube-router, CoreDNS,
 #                             containerd and the CNI plugins for the
-#                             real-node test, `deno task test:node`);
-#                             default: all but node
+#                             real-node test, test/realnode_test.ts);
+#                             default: all
 #
 # Print the bin folder with `.ci/tools.sh --bin`.
 set -euo pipefail
@@ -22,7 +22,6 @@ if [ "${1:-}" = "--bin" ]; then echo "$BIN"; exit 0; fi
 HELM_VERSION=v4.3.1
 KUBECTL_VALIDATE_VERSION=v0.0.4
 KUBE_VERSION=v1.37.2
-KWOK_VERSION=v0.8.0
 JAEGER_VERSION=v1.76.0
 TOXIPROXY_VERSION=v2.12.0
 GRPCURL_VERSION=v1.9.4
@@ -69,10 +68,6 @@ build_helm() {
 build_kubectl_validate() {
   go_install "$CACHE/kubectl-validate-$KUBECTL_VALIDATE_VERSION" \
     "sigs.k8s.io/kubectl-validate@$KUBECTL_VALIDATE_VERSION" kubectl-validate
-}
-
-build_kwok() {
-  go_install "$CACHE/kwok-$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" kwok
 }
 
 build_toxiproxy() {
@@ -232,13 +227,12 @@ build_etcd() {
 # Sourcing the file defines the functions without building anything.
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
 
-all="podman etcd grpcurl toxiproxy kwok helm kubectl-validate jaeger kube promtool sloth"
+all="podman etcd grpcurl toxiproxy helm kubectl-validate jaeger kube promtool sloth node"
 for tool in ${@:-$all}; do
   case "$tool" in
     helm) build_helm ;;
     kubectl-validate) build_kubectl_validate ;;
     kube) build_kube ;;
-    kwok) build_kwok ;;
     jaeger) build_jaeger ;;
     toxiproxy) build_toxiproxy ;;
     grpcurl) build_grpcurl ;;

@@ -95,6 +95,11 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     expect(rows.filter((r) => r.n !== 1)).toEqual([]);
     expect(rows.map((r) => r.event_id).sort()).toEqual([...load.acked].sort());
   };
+  let adminToken = "";
+  const secretToken = async () =>
+    (await getJson(["get", "secret", "-n", NAMESPACE, `${RELEASE}-crm-connection`])).data[
+      "admin-token"
+    ] as string;
   const report = (what: string, load: LoadResult) =>
     console.log(
       `realnode: ${what}: ${load.reads} reads (${load.readFailures.length} failed), ` +
@@ -165,6 +170,20 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
         expect(ready(pod), pod.metadata.name).toBe(true);
         expect(pod.status.podIP).toMatch(/^198\.18\.0\.\d+$/);
       }
+      const policies = (await getJson(["get", "networkpolicies", "-n", NAMESPACE])).items
+        .map((p: Obj) => p.metadata.name).sort();
+      expect(policies).toEqual([
+        "crm-admin",
+        "crm-auth",
+        "crm-content",
+        "crm-default-deny",
+        "crm-gateway",
+        "crm-ingest",
+      ]);
+      const cronJobs = (await getJson(["get", "cronjobs", "-n", NAMESPACE])).items;
+      expect(cronJobs.map((c: Obj) => c.spec.schedule)).toEqual(["17 3 * * *"]);
+      adminToken = await secretToken();
+      expect(atob(adminToken)).toMatch(/^[A-Za-z0-9]{40}$/);
       // The start-up line names the address the service really listens on.
       for (const pod of pods) {
         const component = pod.metadata.labels["app.kubernetes.io/component"];
@@ -373,6 +392,8 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     report("upgrade", result);
     const env = (await deployments())[0].spec.template.spec.containers[0].env;
     expect(env.find((e: Obj) => e.name === "LOG_LEVEL").value).toBe("debug");
+    // The generated admin token survives the upgrade.
+    expect(await secretToken()).toBe(adminToken);
     expect(result.reads).toBeGreaterThan(50);
     expect(result.acked.length).toBeGreaterThan(20);
     expect(result.readFailures).toEqual([]);
@@ -411,4 +432,24 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     },
     400_000,
   );
+
+  it("uninstalls, leaving nothing of the release behind", async () => {
+    await timed(
+      "helm uninstall --wait",
+      () => helm(["uninstall", RELEASE, "--wait", "--timeout", "2m"]),
+    );
+    const kinds = "deployments,replicasets,pods,services,secrets,configmaps,jobs,cronjobs," +
+      "networkpolicies,poddisruptionbudgets,horizontalpodautoscalers";
+    const left = async () =>
+      (await getJson([
+        "get",
+        kinds,
+        "-n",
+        NAMESPACE,
+        "-l",
+        `app.kubernetes.io/instance=${RELEASE}`,
+      ])).items.map((o: Obj) => `${o.kind}/${o.metadata.name}`);
+    // Garbage collection of the release's objects takes a few seconds.
+    await expect.poll(left, { timeout: 60_000, interval: 1000 }).toEqual([]);
+  }, 150_000);
 });

@@ -33,7 +33,9 @@ const SYSTEM = [
 
 /**
  * node: the chart on a real Kubernetes node on this machine (root, and the
- * node's tools of .ci/tools.sh): `deno task test:node`.
+ * node's tools of .ci/tools.sh): `deno task test:system` runs it after the
+ * system files, alone (it sets the host's iptables, bridge and sysctls);
+ * `deno task test:node` runs only it.
  */
 const NODE = ["test/realnode_test.ts"];
 

@@ -1,5 +1,5 @@
 /**
- * The real tools some tests drive (helm, kube-apiserver, kwok, jaeger,
+ * The real tools some tests drive (helm, kube-apiserver, the kubelet, jaeger,
  * toxiproxy-server, podman, ...), built or installed once per machine by
  * `.ci/tools.sh` into ~/.cache/crm-tools/bin.
  *

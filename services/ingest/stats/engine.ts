@@ -133,7 +133,11 @@ async function crossingVisits(
   const site = params.add(plan.siteId);
   const from = instant(params, plan.startMs);
   const to = instant(params, plan.endMs);
-  const earliest = instant(params, plan.startMs - await longestVisitMs(tx, plan.siteId));
+  // A visit crossing an instant began at most the longest visit before it: two short
+  // stretches of the index by first time, not every visit of the range.
+  const longest = await longestVisitMs(tx, plan.siteId);
+  const earliest = instant(params, plan.startMs - longest);
+  const endsAfter = instant(params, Math.max(plan.startMs, plan.endMs - longest));
   // The visit's own rows inside the range (its human rows).
   const inside = `(select c.site_id, c.visit_key, greatest(c.first_at, ${from}) as lo,
       least(c.last_at + interval '1 microsecond', ${to}) as hi)`;
@@ -150,9 +154,9 @@ async function crossingVisits(
        from ingest.visits c
        left join lateral (${humanPart("c")}) h on c.mixed
        cross join lateral (${visitPart(inside)}) i
-      where c.site_id = ${site} and c.first_at >= ${earliest}
-        and c.first_at < ${to} and c.last_at >= ${from}
-        and (c.first_at < ${from} or c.last_at >= ${to}) and (c.mixed or not c.bot)`,
+      where c.site_id = ${site} and c.last_at >= ${from} and (c.mixed or not c.bot)
+        and ((c.first_at >= ${earliest} and c.first_at < ${from})
+             or (c.first_at >= ${endsAfter} and c.first_at < ${to} and c.last_at >= ${to}))`,
     params.list,
   );
   return answer.map((r) => {
@@ -411,7 +415,9 @@ async function rollupPartials(
   const { stored: chosen, fromRows } = cover;
   const dimensions = rollup.conversion ? [rollup.dimension, ALL] : [rollup.dimension];
   const items: { start: number; key: RollupKey; group: StoredGroup | { sums: Sums } }[] = [];
-  for (const g of (await readRollups(tx, site, chosen, { dimensions, sets: true })).groups) {
+  // Visitor sets are the bulk of a rollup: read only for the metrics that count visitors.
+  const sets = query.metrics.some((m) => m === "visitors" || m === "conversion_rate");
+  for (const g of (await readRollups(tx, site, chosen, { dimensions, sets })).groups) {
     items.push({ start: g.period.start, key: g.key, group: g });
   }
   const wanted: Wanted = {

@@ -284,14 +284,18 @@ export async function readRollups(
             r.duration_ms::float8 as duration_ms, r.visit_pageviews::float8 as visit_pageviews,
             r.pageviews::float8 as pageviews, r.events::float8 as events,
             r.leads::float8 as leads, r.revenue::text as revenue
-       from ingest.rollup_periods p
-       join unnest(${params.add(`{${periods.map((x) => iso(x.start)).join(",")}}`)}::timestamptz[],
+       from unnest(${params.add(`{${periods.map((x) => iso(x.start)).join(",")}}`)}::timestamptz[],
                    ${params.add(`{${periods.map((x) => iso(x.end)).join(",")}}`)}::timestamptz[])
-         as c(s, e) on p.period_start = c.s and p.period_end = c.e
-       left join ingest.rollups r
-         on r.site_id = p.site_id and r.period_start = p.period_start
-        and r.period_end = p.period_end
-        and r.dimension = any(${params.add(textArray(options.dimensions))}::text[])
+         as c(s, e)
+       join ingest.rollup_periods p on p.period_start = c.s and p.period_end = c.e
+       -- Period by period (lateral, offset 0 keeps it so): with statistics from before the
+       -- builder added periods, a join read every period's groups of the dimension for each.
+       left join lateral (
+         select * from ingest.rollups r
+          where r.site_id = p.site_id and r.period_start = p.period_start
+            and r.period_end = p.period_end
+            and r.dimension = any(${params.add(textArray(options.dimensions))}::text[])
+         offset 0) r on true
       where p.site_id = ${params.add(site.siteId)} and ${currentPeriod(params, site)}`,
     params.list,
   );

@@ -251,10 +251,7 @@ export function storeHistory(db: Database, records: HistoryRecord[]): Promise<Hi
       for (const r of rows) won.add(r.import_id);
     }
     const fresh = records.filter((r) => r.importId === null || won.delete(r.importId));
-    const results = await writeGroup(tx, fresh.map((r) => r.item), {
-      endsTransaction: true,
-      upkeep: Deno.env.get("PROF_UPKEEP") !== "off",
-    });
+    const results = await writeGroup(tx, fresh.map((r) => r.item), { endsTransaction: true });
     const stored = fresh.filter((_, i) => !results[i].duplicate);
     return {
       pageviews: stored.filter((r) => r.item.kind === "view").length,

@@ -138,7 +138,6 @@ async function crossingVisits(
   const longest = await longestVisitMs(tx, plan.siteId);
   const earliest = instant(params, plan.startMs - longest);
   const endsAfter = instant(params, Math.max(plan.startMs, plan.endMs - longest));
-  // The visit's own rows inside the range (its human rows).
   const inside = `(select c.site_id, c.visit_key, greatest(c.first_at, ${from}) as lo,
       least(c.last_at + interval '1 microsecond', ${to}) as hi)`;
   const value = column && column !== "exit_page" ? `c.${column}` : "null::text";
@@ -286,18 +285,18 @@ class Accumulator {
   readonly converted = new VisitorUnion();
   hasData = false;
 
-  addStored(g: StoredGroup | { sums: Sums }, sign = 1): void {
+  addStored(g: StoredGroup | { sums: Sums }): void {
     addVisitors(this.union, g);
     const from = "sums" in g ? g.sums : g;
-    this.sums.visits += sign * from.visits;
-    this.sums.bounces += sign * from.bounces;
-    this.sums.durationMs += sign * from.durationMs;
-    this.sums.visitPageviews += sign * from.visitPageviews;
-    this.sums.pageviews += sign * from.pageviews;
-    this.sums.events += sign * from.events;
-    this.sums.leads += sign * from.leads;
+    this.sums.visits += from.visits;
+    this.sums.bounces += from.bounces;
+    this.sums.durationMs += from.durationMs;
+    this.sums.visitPageviews += from.visitPageviews;
+    this.sums.pageviews += from.pageviews;
+    this.sums.events += from.events;
+    this.sums.leads += from.leads;
     for (const [c, v] of from.revenue) {
-      this.sums.revenue.set(c, (this.sums.revenue.get(c) ?? 0n) + BigInt(sign) * v);
+      this.sums.revenue.set(c, (this.sums.revenue.get(c) ?? 0n) + v);
     }
     this.hasData ||= from.pageviews + from.events + from.leads + from.visits > 0;
   }

@@ -15,8 +15,8 @@
 import { Buffer } from "node:buffer";
 import type { Database, Param, Queryable } from "../../lib/db/mod.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
-import { visitKeyOf, visitorKeyOf } from "./dimensions.ts";
-import { encodeSet } from "./visitor_sets.ts";
+import { VISIT_ATTRIBUTES, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import { decodeSet, encodeSet } from "./visitor_sets.ts";
 import {
   ALL,
   emptySums,
@@ -31,10 +31,8 @@ import {
   type VisitRecord,
   type Wanted,
 } from "./rollup_sums.ts";
-import { Params, textArray } from "./plan.ts";
+import { iso, Params, textArray } from "./plan.ts";
 import { humanPart } from "./base.ts";
-import { VISIT_ATTRIBUTES } from "./dimensions.ts";
-import { decodeSet } from "./visitor_sets.ts";
 
 /** The rollups' version: raised when what a rollup holds changes, so every one is built again. */
 export const ROLLUP_VERSION = 1;
@@ -43,8 +41,6 @@ export interface Period {
   start: number;
   end: number;
 }
-
-export const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The condition that a period of ingest.rollup_periods (alias p) is current. */
 export function currentPeriod(params: { add(value: Param): string }, site: RollupSite): string {

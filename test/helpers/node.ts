@@ -123,6 +123,8 @@ export interface LoadResult {
    * net/http do for idempotent requests on a reused connection.
    */
   connectionRetries: string[];
+  /** The load's workers, each a sequential client on a connection of its own. */
+  connections: number;
   ms: number;
 }
 
@@ -165,6 +167,7 @@ export function startLoad(
     unavailableWindowMs: 0,
     eventFailures: [],
     connectionRetries: [],
+    connections: workers.readers + workers.senders,
     ms: 0,
   };
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,6 +6,9 @@
 #
 #   .ci/tools.sh [TOOL ...]   TOOL: helm kubectl-validate kube jaeger
 #                             toxiproxy grpcurl podman etcd promtool sloth
+#                             mailpit (the SMTP server the mail tests read)
+#                             collector (an OpenTelemetry Collector with the
+#                             components deploy/otel-collector.yaml uses)
 #                             node (kubelet, kube-proxy, kube-router, CoreDNS,
 #                             containerd and the CNI plugins for the
 #                             real-node test, test/realnode_test.ts);
@@ -28,6 +31,12 @@ GRPCURL_VERSION=v1.9.4
 SLOTH_VERSION=v0.16.0
 KUBE_ROUTER_VERSION=v2.1.0
 COREDNS_VERSION=v1.15.0
+MAILPIT_VERSION=v1.27.11
+# One collector release: the builder v0.X.0 pairs with the core and contrib
+# components v0.X.0 and the core's stable modules (confmap and its providers)
+# v1.Y.0, as the builder's own default manifest of that release says.
+COLLECTOR_VERSION=v0.165.0
+COLLECTOR_STABLE_VERSION=v1.71.0
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
@@ -219,6 +228,52 @@ build_sloth() {
   go_install "$CACHE/sloth-$SLOTH_VERSION" "github.com/slok/sloth/cmd/sloth@$SLOTH_VERSION" sloth
 }
 
+# mailpit: an SMTP server with an HTTP API over what it received; the email
+# report and traffic alert tests send to it and read the mails back.
+build_mailpit() {
+  go_install "$CACHE/mailpit-$MAILPIT_VERSION" "github.com/axllent/mailpit@$MAILPIT_VERSION" mailpit
+}
+
+# An OpenTelemetry Collector built by the collector builder (ocb) with exactly
+# the components deploy/otel-collector.yaml uses: the core's otlp receiver,
+# batch processor, otlphttp and debug exporters, and contrib's prometheus
+# exporter; test/system/otel_collector_test.ts runs that file with it.
+build_collector() {
+  local dir=$CACHE/collector-$COLLECTOR_VERSION
+  if [ ! -f "$dir/.done" ]; then
+    echo "building the OpenTelemetry Collector $COLLECTOR_VERSION (cached afterwards in $dir)"
+    mkdir -p "$dir"
+    GOBIN=$dir GOFLAGS=-buildvcs=false go install "go.opentelemetry.io/collector/cmd/builder@$COLLECTOR_VERSION"
+    local core=go.opentelemetry.io/collector
+    local contrib=github.com/open-telemetry/opentelemetry-collector-contrib
+    cat >"$dir/manifest.yaml" <<EOF
+dist:
+  module: crm.local/otelcol-crm
+  name: otelcol-crm
+  description: OpenTelemetry Collector for the CRM (deploy/otel-collector.yaml)
+  version: ${COLLECTOR_VERSION#v}
+  output_path: $dir/build
+
+receivers:
+  - gomod: $core/receiver/otlpreceiver $COLLECTOR_VERSION
+processors:
+  - gomod: $core/processor/batchprocessor $COLLECTOR_VERSION
+exporters:
+  - gomod: $core/exporter/otlphttpexporter $COLLECTOR_VERSION
+  - gomod: $core/exporter/debugexporter $COLLECTOR_VERSION
+  - gomod: $contrib/exporter/prometheusexporter $COLLECTOR_VERSION
+
+providers:
+  - gomod: $core/confmap/provider/envprovider $COLLECTOR_STABLE_VERSION
+  - gomod: $core/confmap/provider/fileprovider $COLLECTOR_STABLE_VERSION
+  - gomod: $core/confmap/provider/yamlprovider $COLLECTOR_STABLE_VERSION
+EOF
+    GOFLAGS=-buildvcs=false "$dir/builder" --config "$dir/manifest.yaml"
+    touch "$dir/.done"
+  fi
+  link otelcol-crm "$dir/build/otelcol-crm"
+}
+
 build_etcd() {
   apt_install etcd-server
   link etcd "$(command -v etcd || echo /usr/bin/etcd)"
@@ -227,7 +282,7 @@ build_etcd() {
 # Sourcing the file defines the functions without building anything.
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
 
-all="podman etcd grpcurl toxiproxy helm kubectl-validate jaeger kube promtool sloth node"
+all="podman etcd grpcurl toxiproxy helm kubectl-validate jaeger kube promtool sloth mailpit collector node"
 for tool in ${@:-$all}; do
   case "$tool" in
     helm) build_helm ;;
@@ -240,6 +295,8 @@ for tool in ${@:-$all}; do
     etcd) build_etcd ;;
     promtool) build_promtool ;;
     sloth) build_sloth ;;
+    mailpit) build_mailpit ;;
+    collector) build_collector ;;
     node) build_node ;;
     *) echo "tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac

@@ -8,7 +8,7 @@
  * the script to its budget.
  */
 import { createRequire } from "node:module";
-import { bundleForBrowser, gzippedSize } from "../widget/build.ts";
+import { bundleForBrowser, gzippedSize } from "../services/lib/browser_bundle.ts";
 
 export const DASHBOARD_SCRIPT = new URL("./dist/dashboard.js", import.meta.url);
 export const DASHBOARD_STYLE = new URL("./dist/dashboard.css", import.meta.url);

@@ -3,7 +3,7 @@
  * uPlot bundled in, at most 60 KB gzipped, as browsers download it.
  */
 import { describe, expect, it } from "vitest";
-import { gzippedSize } from "../widget/build.ts";
+import { gzippedSize } from "../services/lib/browser_bundle.ts";
 import { buildDashboard, DASHBOARD_SCRIPT } from "./build.ts";
 
 const BUDGET = 60 * 1024;

@@ -8,7 +8,7 @@
  */
 import { generatedFiles } from "./generated.ts";
 import { dashboards } from "./dashboards.ts";
-import { findTool } from "../test/helpers/tools.ts";
+import { findTool } from "../.ci/tools.ts";
 
 const HERE = new URL("./crm/monitoring/", import.meta.url);
 export const DASHBOARDS_DIR = new URL("dashboards/", HERE);

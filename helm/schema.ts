@@ -1,6 +1,6 @@
 /**
  * Writes every chart's values.schema.json from one description, and the
- * values table in docs/operations.md from the same, so the charts, their
+ * values table in docs/kubernetes.md from the same, so the charts, their
  * schemas and the docs cannot drift apart. `deno run -A helm/schema.ts`
  * writes them; `--check` fails when a written file is not current (the test
  * suite runs it).
@@ -32,27 +32,71 @@ const settings = (description: string) =>
 const peers = (description: string) =>
   described({ type: "array", items: { type: "object" } }, description);
 
-const connection = (what: string, key: string, url: Schema) =>
+const connection = (what: string, key: string, url: Schema, more: Record<string, Schema> = {}) =>
   obj(`${what}: a URL kept in the release's Secret, or an existing Secret`, {
     ...url,
     existingSecret: str(`an existing Secret holding the ${what} setting; wins over the URL`),
     existingSecretKey: str(`the key in existingSecret`, { minLength: 1, default: key }),
+    ...more,
   });
+
+const token = (what: string, value: string, key: string) =>
+  obj(what, {
+    value: str(value),
+    existingSecret: str("an existing Secret holding the token; wins over value"),
+    existingSecretKey: str("the key in existingSecret", { minLength: 1, default: key }),
+  });
+
+const POSTGRES_URL = "^(postgres(ql)?://.+)?$";
+/** Kubernetes' own structures, passed through: a list of volumes or of volume mounts. */
+const volumes = (description: string) =>
+  described({ type: "array", items: { type: "object", required: ["name"] } }, description);
+const mounts = (description: string) =>
+  described(
+    { type: "array", items: { type: "object", required: ["name", "mountPath"] } },
+    description,
+  );
+const labels = (description: string) =>
+  described({ type: "object", additionalProperties: { type: "string" } }, description);
+const DIGEST = { pattern: "^(sha256:[0-9a-f]{64})?$" };
 
 const GLOBAL = obj("settings every chart of the release shares", {
   image: obj("the image of every pod, when set", {
     repository: str("image repository, e.g. registry.example.com/crm"),
     tag: str("image tag; empty: the chart's appVersion"),
+    digest: str("image digest (sha256:...); when set the image is pulled by it", DIGEST),
   }),
   imagePullSecrets: peers("imagePullSecrets of every pod"),
+  priorityClassName: str("every pod's priorityClassName (a chart's own wins); empty: none"),
+  podLabels: labels("labels of every pod, besides the chart's own (which win)"),
+  extraVolumes: volumes("volumes of every pod, e.g. a CA bundle or a GeoIP database"),
+  extraVolumeMounts: mounts("mounts of every container, e.g. the CA at /etc/crm/ca"),
+  publicUrl: str(
+    "PUBLIC_URL (gateway, auth, ingest): the public base URL, in share links and mails; empty: the gateway's own",
+    { pattern: "^(https?://.+)?$" },
+  ),
+  reports: obj("reports, funnels and exports (ingest)", {
+    poolSize: int("REPORT_POOL_SIZE: connections kept apart for them", 1, 1000),
+    timeoutMs: int(
+      "REPORT_TIMEOUT_MS: the longest one may run (the gateway waits as long)",
+      100,
+      3600000,
+    ),
+  }),
   ports: obj("ports the services listen on", {
     http: int("the gateway's HTTP port", 1, 65535),
     grpc: int("the internal services' gRPC port", 1, 65535),
   }),
   logLevel: str("log level of every service", { enum: ["debug", "info", "warn", "error"] }),
   postgres: connection("Postgres", "database-url", {
-    url: str("DATABASE_URL: postgres://USER:PASSWORD@HOST:5432/DB", {
-      pattern: "^(postgres(ql)?://.+)?$",
+    url: str("DATABASE_URL: postgres://USER:PASSWORD@HOST:5432/DB", { pattern: POSTGRES_URL }),
+  }, {
+    poolSize: int("DATABASE_POOL_SIZE: connections a service opens for its write path", 1, 1000),
+    read: connection("the read replica (DATABASE_READ_URL, ingest only)", "database-read-url", {
+      url: str(
+        "DATABASE_READ_URL: a streaming replica for reports and exports, e.g. CloudNativePG's -ro Service; empty: none",
+        { pattern: POSTGRES_URL },
+      ),
     }),
   }),
   redis: connection("Redis", "redis-url", {
@@ -60,9 +104,23 @@ const GLOBAL = obj("settings every chart of the release shares", {
     keyPrefix: str("REDIS_KEY_PREFIX, so releases can share a Redis; empty: crm:"),
   }),
   adminToken: obj("ADMIN_TOKEN, required on every admin call", {
-    value: str("the token; empty: generated once and kept across upgrades"),
-    existingSecret: str("an existing Secret holding the token; wins over value"),
-    existingSecretKey: str("the key in existingSecret", { minLength: 1 }),
+    ...(token(
+      "",
+      "the token; empty: generated once by helm install and kept (helm template: set this or existingSecret)",
+      "admin-token",
+    ).properties as Record<string, Schema>),
+    next: token(
+      "ADMIN_TOKEN_NEXT: a second accepted token while the token is rotated",
+      "the next token; empty: none",
+      "admin-token-next",
+    ),
+  }),
+  smtp: connection("SMTP (ingest's email reports and traffic alerts)", "smtp-url", {
+    url: str("SMTP_URL: smtp://[USER:PASSWORD@]HOST:PORT or smtps://...; empty: no mail", {
+      pattern: "^(smtps?://.+)?$",
+    }),
+  }, {
+    from: str("MAIL_FROM: the sender; empty: reports@ and PUBLIC_URL's host"),
   }),
   otel: obj("OpenTelemetry export (docs/observability.md)", {
     endpoint: str("OTEL_EXPORTER_OTLP_ENDPOINT, the collector's OTLP/HTTP URL; empty: none", {
@@ -130,6 +188,7 @@ const GLOBAL = obj("settings every chart of the release shares", {
   }),
   adminJobs: obj("the migration Job, the retention CronJob and the test", {
     resources: passthrough("their container resources"),
+    serviceAccountName: str("their service account; empty: the namespace's default (no token)"),
   }),
   env: settings("settings given to every container (e.g. RATE_LIMIT_CONTENT_PER_IP)"),
   releaseObjectsBy: str("the chart that renders the release-wide objects; empty: this one"),
@@ -141,6 +200,7 @@ function serviceProperties(component: string): Record<string, Schema> {
     image: obj("the image", {
       repository: str("image repository", { minLength: 1 }),
       tag: str("image tag; empty: the chart's appVersion"),
+      digest: str("image digest (sha256:...); when set the image is pulled by it", DIGEST),
       pullPolicy: str("imagePullPolicy", { enum: ["Always", "IfNotPresent", "Never"] }),
     }),
     replicaCount: int("replicas when autoscaling is off", 0, 100),
@@ -150,10 +210,29 @@ function serviceProperties(component: string): Record<string, Schema> {
     }),
     env: settings("settings for this service only"),
     podAnnotations: passthrough("pod annotations"),
+    podLabels: labels("pod labels, besides the chart's own (which win)"),
+    priorityClassName: str("the pods' priorityClassName; empty: global.priorityClassName"),
+    serviceAccount: obj("the pods' service account", {
+      create: bool("create one for this service"),
+      name: str("its name; empty: RELEASE-COMPONENT when created, else the namespace's default"),
+      annotations: passthrough("its annotations (e.g. a cloud identity)"),
+      automount: bool("mount its Kubernetes API token in the pods (the services need none)"),
+    }),
+    extraVolumes: volumes("more volumes of the pods"),
+    extraVolumeMounts: mounts("more mounts of the container"),
     nodeSelector: passthrough("nodeSelector"),
     tolerations: passthrough("tolerations", "array"),
-    affinity: passthrough("affinity"),
+    affinity: passthrough("affinity; wins over podAntiAffinityPreset"),
+    podAntiAffinityPreset: str("replicas on different nodes: soft (preferred), hard (required)", {
+      enum: ["", "soft", "hard"],
+    }),
     terminationGracePeriodSeconds: int("seconds a pod has to drain after SIGTERM", 1, 3600),
+    livenessProbe: obj("the liveness probe: does the event loop answer", {
+      periodSeconds: int("seconds between checks", 1, 300),
+      timeoutSeconds: int("seconds an answer may take", 1, 60),
+      failureThreshold: int("failed checks in a row before the container restarts", 1, 30),
+      terminationGracePeriodSeconds: int("seconds a container that failed it has to stop", 1, 3600),
+    }),
     preStopSleepSeconds: int(
       "seconds a stopping pod keeps serving while endpoints drop it",
       0,
@@ -180,6 +259,9 @@ function serviceProperties(component: string): Record<string, Schema> {
   };
   if (component === "gateway") {
     properties.trustProxy = int("TRUST_PROXY: reverse proxies in front of the gateway", 0, 32);
+    properties.traceTrustParent = bool(
+      "TRACE_TRUST_PARENT: honour an incoming traceparent's sampled flag (false: sample at the gateway's own ratio)",
+    );
     properties.ingress = obj("an Ingress for the gateway", {
       enabled: bool("render it"),
       className: str("ingressClassName"),
@@ -188,8 +270,18 @@ function serviceProperties(component: string): Record<string, Schema> {
       tlsSecretName: str("a TLS Secret for the host; empty: no TLS"),
     });
   } else {
-    properties.grpcService = str("the gRPC health service the probes ask about", {
+    properties.grpcService = str("the gRPC health service the readiness probe asks about", {
       minLength: 1,
+    });
+  }
+  if (component === "ingest") {
+    properties.referrerBlocklist = obj("REFERRER_BLOCKLIST: referrer hosts dropped as spam", {
+      hosts: described(
+        { type: "array", items: { type: "string", pattern: "^[^\\s#]+$" } },
+        "host names (a name covers its subdomains), kept in a ConfigMap of the release",
+      ),
+      existingConfigMap: str("an existing ConfigMap holding the list; wins over hosts"),
+      existingConfigMapKey: str("the key in existingConfigMap", { minLength: 1 }),
     });
   }
   return properties;
@@ -291,12 +383,12 @@ if (import.meta.main) {
       JSON.stringify(schema, null, 2) + "\n",
     );
   }
-  const docs = new URL("../docs/operations.md", here);
+  const docs = new URL("../docs/kubernetes.md", here);
   const text = await Deno.readTextFile(docs);
   const from = text.indexOf(START);
   const to = text.indexOf(END);
   if (from < 0 || to < 0) {
-    throw new Error(`docs/operations.md lacks the markers ${START} ... ${END}`);
+    throw new Error(`docs/kubernetes.md lacks the markers ${START} ... ${END}`);
   }
   const table = await formatMarkdown(valuesTable());
   await write(docs, text.slice(0, from + START.length) + "\n\n" + table + "\n" + text.slice(to));

@@ -43,21 +43,40 @@ const selector = (name: string, labels: Record<string, string>) =>
 const growing = (perMinute: number, minutes: number) => `0+${perMinute}x${minutes}`;
 
 const MINUTES = 70;
+/** The step of the day-long cases' series and evaluations. */
+const LONG_INTERVAL = "10m";
 const REQUESTS = 1000;
 
+/** The resource attributes the chart sets, as labels: the pod's namespace and the release. */
+const SHOP = { k8s_namespace_name: "shop", service_namespace: "crm" };
+/** A second release in the same Prometheus. */
+const BLOG = { k8s_namespace_name: "blog", service_namespace: "crm-blog" };
+
 /**
- * Input series for one SLO where a share `bad` of the requests fail (or,
- * for a latency SLO, answer above the bound), steady for MINUTES.
+ * Input series for one SLO of one release where a share `bad` of its
+ * `requests` a minute fail (or, for a latency SLO, answer above the bound),
+ * steady for MINUTES.
  */
-function sloSeries(slo: string, kind: "availability" | "latency", bad: number) {
-  const labels = { otel_scope_name: "crm", job: "crm-gateway", ...ROUTES[slo] };
+function sloSeries(
+  slo: string,
+  kind: "availability" | "latency",
+  bad: number,
+  release: Record<string, string> = SHOP,
+  requests = REQUESTS,
+) {
+  const labels = {
+    otel_scope_name: "crm",
+    job: `${release.service_namespace}/crm-gateway`,
+    ...release,
+    ...ROUTES[slo],
+  };
   const name = "http_server_request_duration_seconds";
-  const failing = Math.round(REQUESTS * bad);
+  const failing = Math.round(requests * bad);
   if (kind === "availability") {
     return [
       {
         series: selector(`${name}_count`, { ...labels, http_response_status_code: "200" }),
-        values: growing(REQUESTS - failing, MINUTES),
+        values: growing(requests - failing, MINUTES),
       },
       {
         series: selector(`${name}_count`, { ...labels, http_response_status_code: "500" }),
@@ -67,25 +86,27 @@ function sloSeries(slo: string, kind: "availability" | "latency", bad: number) {
   }
   const ok = { ...labels, http_response_status_code: "200" };
   return [
-    { series: selector(`${name}_count`, ok), values: growing(REQUESTS, MINUTES) },
+    { series: selector(`${name}_count`, ok), values: growing(requests, MINUTES) },
     {
       series: selector(`${name}_bucket`, { ...ok, le: LATENCY_BOUND[slo] }),
-      values: growing(REQUESTS - failing, MINUTES),
+      values: growing(requests - failing, MINUTES),
     },
     {
       series: selector(`${name}_bucket`, { ...ok, le: "+Inf" }),
-      values: growing(REQUESTS, MINUTES),
+      values: growing(requests, MINUTES),
     },
   ];
 }
 
 function sloTests(slos: Slo[]) {
   return slos.flatMap((slo) => {
-    const [, route, kind] = /^(.+)-(availability|latency)$/.exec(slo.name)!;
+    const [, route, kindName] = /^(.+)-(availability|latency)$/.exec(slo.name)!;
+    const kind = kindName as "availability" | "latency";
     const budget = 1 - slo.objective / 100;
     const alert = slo.alerting.name;
     const expect = (severity: string) => ({
       exp_labels: {
+        ...SHOP,
         severity,
         sloth_severity: severity,
         sloth_id: `crm-${slo.name}`,
@@ -95,85 +116,192 @@ function sloTests(slos: Slo[]) {
         owner: "crm",
       },
     });
-    const test = (bad: number, alerts: Json[]) => ({
+    const test = (input: Json[], alerts: Json[]) => ({
       interval: "1m",
-      input_series: sloSeries(route, kind as "availability" | "latency", bad),
+      input_series: input,
       alert_rule_test: [{ eval_time: `${MINUTES}m`, alertname: alert, exp_alerts: alerts }],
     });
     return [
       // 20 times the budget's rate: past 14.4 (page) and 3 (ticket).
-      test(budget * 20, [expect("page"), expect("ticket")]),
+      test(sloSeries(route, kind, budget * 20), [expect("page"), expect("ticket")]),
       // 4 times: under 6 (no page on 30m/6h nor 14.4 on 5m/1h), over 3 (ticket).
-      test(budget * 4, [expect("ticket")]),
+      test(sloSeries(route, kind, budget * 4), [expect("ticket")]),
       // Half the budget's rate: the budget would last the period, nothing fires.
-      test(budget * 0.5, []),
+      test(sloSeries(route, kind, budget * 0.5), []),
+      // Beside a healthy release with a hundred times the traffic: summed together the
+      // failing one's errors would be 0.2 times the budget's rate; per release it pages.
+      test([
+        ...sloSeries(route, kind, budget * 20),
+        ...sloSeries(route, kind, 0, BLOG, REQUESTS * 100),
+      ], [expect("page"), expect("ticket")]),
     ];
   });
 }
 
 /** The cause alerts: what fires each, and what does not. */
 function causeTests() {
-  const gateway = { job: "crm-gateway", instance: "pod-a" };
-  const backend = (value: string) => [{
-    series: selector("crm_gateway_backend_serving", { ...gateway, crm_backend: "ingest" }),
-    values: value,
-  }];
-  const fallback = (value: string) => [{
-    series: selector("crm_redis_fallback", { ...gateway, crm_redis_user: "rate_limits" }),
-    values: value,
-  }];
-  const commits = (failedPerMinute: number) => [
-    {
-      series: selector("crm_ingest_commit_duration_seconds_count", { job: "crm-ingest" }),
-      values: growing(100, 30),
-    },
-    {
-      series: selector("crm_ingest_commit_duration_seconds_count", {
-        job: "crm-ingest",
-        error_type: "PostgresError",
-      }),
-      values: growing(failedPerMinute, 30),
-    },
+  const gateway = { ...SHOP, job: "crm/crm-gateway", instance: "pod-a" };
+  const ingestJob = { ...SHOP, job: "crm/crm-ingest" };
+  const cause = (severity: string) => ({ severity, category: "cause" });
+  const series = (name: string, labels: Record<string, string>, values: string) => ({
+    series: selector(name, labels),
+    values,
+  });
+  const backend = (value: string) => [
+    series("crm_gateway_backend_serving", { ...gateway, crm_backend: "ingest" }, value),
   ];
-  const pending = (value: string) => [{
-    series: selector("db_client_connection_pending_requests", {
-      job: "crm-ingest",
-      instance: "pod-b",
-      db_client_connection_pool_name: "crm",
-    }),
-    values: value,
-  }];
+  const fallback = (value: string) => [
+    series("crm_redis_fallback", { ...gateway, crm_redis_user: "rate_limits" }, value),
+  ];
+  const commits = (failedPerMinute: number) => [
+    series("crm_ingest_commit_duration_seconds_count", ingestJob, growing(100, 30)),
+    series(
+      "crm_ingest_commit_duration_seconds_count",
+      { ...ingestJob, error_type: "PostgresError" },
+      growing(failedPerMinute, 30),
+    ),
+  ];
+  const pool = { ...ingestJob, instance: "pod-b", db_client_connection_pool_name: "crm" };
+  const pending = (value: string) => [
+    series("db_client_connection_pending_requests", pool, value),
+  ];
+  const ingestPod = { ...ingestJob, instance: "pod-c" };
+  const ahead = (value: string) => [series("crm_ingest_partitions_ahead", ingestPod, value)];
+  const staleness = (value: string) => [
+    series("crm_ingest_rollups_staleness_seconds", ingestPod, value),
+  ];
+  // crm_up of each service: `values` by service, every minute present unless told.
+  const up = (values: Partial<Record<string, string>>, minutes = 30) =>
+    ["gateway", "auth", "content", "ingest"].map((service) =>
+      series(
+        "crm_up",
+        { ...SHOP, job: "crm/crm", instance: "pod-d", crm_service: service },
+        values[service] ?? `1x${minutes}`,
+      )
+    );
+  const absent = (service: string, severity: string) => ({
+    exp_labels: { crm_service: service, severity, category: "telemetry" },
+  });
+  const outbox = {
+    ...SHOP,
+    job: "crm/crm-ingest",
+    instance: "pod-e",
+    crm_webhooks_outbox: "ingest",
+  };
+  const overdue = (value: string) => [
+    series("crm_webhooks_backlog_overdue_seconds", outbox, value),
+  ];
+  const age = (value: string) => [series("crm_webhooks_backlog_age_seconds", outbox, value)];
+  const webhookLabels = (severity: string) => ({
+    exp_labels: {
+      ...SHOP,
+      job: "crm/crm-ingest",
+      crm_webhooks_outbox: "ingest",
+      ...cause(severity),
+    },
+  });
+  const job = (name: string, failed: string, started = "0") => [
+    series("kube_job_failed", { namespace: "shop", job_name: name, condition: "true" }, failed),
+    series("kube_job_status_start_time", { namespace: "shop", job_name: name }, started),
+  ];
+  const lastRetention = (values: string) => [
+    series("crm_ingest_retention_last_success_seconds", ingestPod, values),
+  ];
   const at = (minutes: number, alertname: string, input: Json[], alerts: Json[]) => ({
     interval: "1m",
     input_series: input,
     alert_rule_test: [{ eval_time: `${minutes}m`, alertname, exp_alerts: alerts }],
   });
+  // The retention alerts look a day back: series every 10 minutes, evaluated at `hours`.
+  const day = (hours: number, alertname: string, input: Json[], alerts: Json[]) => ({
+    interval: LONG_INTERVAL,
+    input_series: input,
+    alert_rule_test: [{ eval_time: `${hours}h`, alertname, exp_alerts: alerts }],
+  });
   return [
     at(10, "CrmBackendNotServing", backend("1 1 0x10"), [
-      { exp_labels: { ...gateway, crm_backend: "ingest", severity: "page", category: "cause" } },
+      { exp_labels: { ...gateway, crm_backend: "ingest", ...cause("page") } },
     ]),
     // Away for one minute only: shorter than the alert's 2 minutes.
     at(10, "CrmBackendNotServing", backend("1x5 0 1x5"), []),
     at(10, "CrmRedisFallback", fallback("0 0 1x10"), [
-      { exp_labels: { ...gateway, severity: "ticket", category: "cause" } },
+      { exp_labels: { ...gateway, ...cause("ticket") } },
     ]),
     at(10, "CrmRedisFallback", fallback("0x10"), []),
-    at(20, "CrmIngestCommitFailures", commits(5), [
-      { exp_labels: { job: "crm-ingest", severity: "page", category: "cause" } },
-    ]),
+    at(20, "CrmIngestCommitFailures", commits(5), [{
+      exp_labels: { ...ingestJob, ...cause("page") },
+    }]),
     // 1 in 101: under the 1% threshold.
     at(20, "CrmIngestCommitFailures", commits(0.5), []),
-    at(20, "CrmDatabasePoolSaturated", pending("3x20"), [{
-      exp_labels: {
-        job: "crm-ingest",
-        instance: "pod-b",
-        db_client_connection_pool_name: "crm",
-        severity: "ticket",
-        category: "cause",
-      },
-    }]),
+    at(20, "CrmDatabasePoolSaturated", pending("3x20"), [
+      { exp_labels: { ...pool, ...cause("ticket") } },
+    ]),
     // Queued now and then, never for ten minutes on end.
     at(20, "CrmDatabasePoolSaturated", pending("0 3 0 2 0 4 0 1 0 2 0 3 0 1 0 2 0 3 0 1 0"), []),
+    // Making them failed from the start: none ahead for over an hour.
+    at(70, "CrmPartitionsNotAhead", ahead("0x70"), [
+      { exp_labels: { ...ingestJob, ...cause("ticket") } },
+    ]),
+    // A month begins (2 ahead until the hourly check makes the third again); one ahead for
+    // half an hour, shorter than the alert's hour.
+    at(70, "CrmPartitionsNotAhead", ahead("3x10 2x20 1x30 3x10"), []),
+    // The builder never finished a round since it started 7 hours ago.
+    at(30, "CrmRollupsStale", staleness("25200+60x30"), [
+      { exp_labels: { ...ingestJob, ...cause("ticket") } },
+    ]),
+    // A round every minute or so.
+    at(
+      30,
+      "CrmRollupsStale",
+      staleness("0 60 10 70 5 65 0 60 10 70 5 65 0 60 10 70 5 65 0 60"),
+      [],
+    ),
+    // auth stops sending at minute 5: absent for 10 minutes by minute 16.
+    at(20, "CrmTelemetryAbsent", up({ auth: "1x5" }), [absent("auth", "ticket")]),
+    // The collector stops at minute 5: every service is absent, the gateway pages.
+    at(
+      20,
+      "CrmTelemetryAbsent",
+      up({ gateway: "1x5", auth: "1x5", content: "1x5", ingest: "1x5" }),
+      [
+        absent("gateway", "page"),
+        absent("auth", "ticket"),
+        absent("content", "ticket"),
+        absent("ingest", "ticket"),
+      ],
+    ),
+    // Three minutes without a sample (a restart): shorter than the alert's 10.
+    at(20, "CrmTelemetryAbsent", up({ gateway: "1x5 _x3 1x11" }), []),
+    at(20, "CrmWebhooksOverdue", overdue("2000+60x20"), [webhookLabels("ticket")]),
+    // Due deliveries claimed within seconds, now and then a minute late.
+    at(20, "CrmWebhooksOverdue", overdue("0 1 0 60 2 0 0 1 0 30 0 0 1 0 0 2 0 0 1 0 0"), []),
+    at(20, "CrmWebhooksBacklogStuck", age("120000+60x20"), [webhookLabels("ticket")]),
+    // A receiver down for a day: its messages are still being retried.
+    at(20, "CrmWebhooksBacklogStuck", age("86400+60x20"), []),
+    at(10, "CrmMigrationJobFailed", job("crm-migrate", "0 0 1x10"), [
+      { exp_labels: { namespace: "shop", job_name: "crm-migrate", ...cause("page") } },
+    ]),
+    at(10, "CrmMigrationJobFailed", job("crm-migrate", "0x10"), []),
+    // A run that started 5 minutes in failed.
+    at(10, "CrmRetentionJobFailed", job("crm-retention-29001234", "0x5 1x5", "300x10"), [
+      {
+        exp_labels: { namespace: "shop", job_name: "crm-retention-29001234", ...cause("ticket") },
+      },
+    ]),
+    // A failed run kept in the CronJob's history, started more than a day ago.
+    day(25, "CrmRetentionJobFailed", job("crm-retention-28991234", "1x150", "0x150"), []),
+    // The last success at time 0, none since: 27 hours later it is stale.
+    day(27, "CrmRetentionStale", lastRetention("0x162"), [
+      { exp_labels: { ...SHOP, ...cause("ticket") } },
+    ]),
+    // Daily successes (the gauge steps once a day).
+    day(27, "CrmRetentionStale", lastRetention("0x143 86400x19"), []),
+    // Ingest has reported for 27 hours, and retention never succeeded.
+    day(27, "CrmRetentionNeverSucceeded", up({}, 162), [
+      { exp_labels: { ...SHOP, ...cause("ticket") } },
+    ]),
+    // The same with a success after 10 hours.
+    day(27, "CrmRetentionNeverSucceeded", [...up({}, 162), ...lastRetention("_x60 36000x102")], []),
   ];
 }
 
@@ -185,17 +313,29 @@ function alertRules(): Json[] {
   ].flatMap((g: Json) => g.rules).filter((r: Json) => r.alert);
 }
 
+/** The alerting rules of alerts.yaml (the causes, the missing data, the Jobs). */
+function causeRules(): Json[] {
+  return parse(Deno.readTextFileSync(ALERT_RULES)).groups.flatMap((g: Json) => g.rules);
+}
+
 /**
  * Each expected alert with the annotations its rule gives it, the label
- * references expanded as Prometheus does (promtool compares them too).
+ * references expanded as Prometheus does (promtool compares them too). Of
+ * several rules of one name and severity, the one whose expression holds
+ * the expected alert's `from` text (a test's hint, taken out here), or its
+ * crm_service matcher.
  */
 function withAnnotations(tests: Json[]): Json[] {
   const rules = alertRules();
   for (const test of tests) {
     for (const check of test.alert_rule_test) {
       for (const alert of check.exp_alerts) {
+        const service = alert.exp_labels.crm_service;
+        const hint = alert.from ?? (service ? `crm_service="${service}"` : "");
+        delete alert.from;
         const rule = rules.find((r) =>
-          r.alert === check.alertname && r.labels.severity === alert.exp_labels.severity
+          r.alert === check.alertname && r.labels.severity === alert.exp_labels.severity &&
+          r.expr.includes(hint)
         );
         alert.exp_annotations = Object.fromEntries(
           Object.entries(rule.annotations as Record<string, string>).map(([k, v]) => [
@@ -223,22 +363,45 @@ describe.runIf(haveTools("promtool"))("the alert rules", () => {
     const dir = await Deno.makeTempDir({ prefix: "crm-rules-" });
     try {
       const tests = withAnnotations([...sloTests(slos), ...causeTests()]);
-      const file = `${dir}/rules_test.yaml`;
-      await Deno.writeTextFile(
-        file,
-        stringify({
-          rule_files: [SLO_RULES.pathname, ALERT_RULES.pathname],
-          evaluation_interval: "1m",
-          tests,
-        }),
-      );
-      const tested = await promtool(["test", "rules", file]);
+      // The day-long cases (the retention alerts) in a file of their own, evaluated every 10
+      // minutes and without the SLO rules, which would make them slow for nothing.
+      const long = tests.filter((t) => t.interval === LONG_INTERVAL);
+      const write = async (name: string, rules: URL[], interval: string, cases: Json[]) => {
+        const file = `${dir}/${name}`;
+        await Deno.writeTextFile(
+          file,
+          stringify({
+            rule_files: rules.map((r) => r.pathname),
+            evaluation_interval: interval,
+            tests: cases,
+          }),
+        );
+        return file;
+      };
+      const files = [
+        await write(
+          "rules_test.yaml",
+          [SLO_RULES, ALERT_RULES],
+          "1m",
+          tests.filter((t) => !long.includes(t)),
+        ),
+        await write("day_rules_test.yaml", [ALERT_RULES], LONG_INTERVAL, long),
+      ];
+      const tested = await promtool(["test", "rules", ...files]);
       expect(tested.code, tested.stdout + tested.stderr).toBe(0);
       const alerts = new Set(tests.flatMap((t) => t.alert_rule_test.map((a: Json) => a.alertname)));
+      // Every alert of alerts.yaml is tested, firing and quiet.
+      const causes = new Set(causeRules().map((r) => r.alert as string));
+      for (const alert of causes) {
+        const cases = tests.filter((t) => t.alert_rule_test[0].alertname === alert);
+        expect(cases.some((t) => t.alert_rule_test[0].exp_alerts.length > 0), alert).toBe(true);
+        expect(cases.some((t) => t.alert_rule_test[0].exp_alerts.length === 0), alert).toBe(true);
+      }
       console.log(
         `[promtool test rules] ${tests.length} cases over ${alerts.size} alerts ` +
-          `(${slos.length} SLOs: page and ticket fire, ticket alone, quiet; 4 cause alerts: ` +
-          `fire, quiet): ${tested.stdout.trim().split("\n").at(-1)}`,
+          `(${slos.length} SLOs: page and ticket fire, ticket alone, quiet, beside a healthy ` +
+          `release; ${causes.size} cause and missing-data alerts: fire, quiet): ` +
+          `${tested.stdout.trim().split("\n").at(-1)}`,
       );
     } finally {
       await Deno.remove(dir, { recursive: true });
@@ -247,7 +410,7 @@ describe.runIf(haveTools("promtool"))("the alert rules", () => {
 
   it("name a runbook that exists for every alert", () => {
     const alerts = alertRules();
-    expect(alerts.length).toBe(slos.length * 2 + 4);
+    expect(alerts.length).toBe(slos.length * 2 + causeRules().length);
     for (const rule of alerts) {
       const runbook = rule.annotations?.runbook_url;
       expect(runbook, rule.alert).toMatch(/^docs\/runbooks\/[a-z-]+\.md$/);

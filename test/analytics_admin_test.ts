@@ -5,7 +5,7 @@
  * deleted, leads kept.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES, uniqueId } from "./helpers/env.ts";
+import { SYSTEM_STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { analyticsManifest, beacon, exported, type Json, postEvent } from "./helpers/marketing.ts";
 import { listPartitions, Partitions } from "../services/ingest/partitions.ts";
@@ -153,7 +153,7 @@ async function insertOld(db: Database, daysAgo: number, tag: string) {
   );
 }
 
-describe.each(STORAGES)("retention on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("retention on %s", (storage) => {
   let sys: TestSystem;
 
   beforeAll(async () => {

@@ -5,7 +5,7 @@
  * scheduled posts within 5 s of their time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import {
   acmeSite,
@@ -75,7 +75,7 @@ const ORDERS: Record<string, string[]> = {
 };
 const DESC = ORDERS["publishedAt:desc"];
 
-describe.each(STORAGES)("content API blog on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("content API blog on %s", (storage) => {
   /** The system's time: scheduled posts are published by moving it. */
   const clock = new ManualClock();
   let sys: TestSystem;

@@ -6,7 +6,7 @@
  * through Redis, and the key never written to a log.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_URL, REDIS_URL, STORAGES, uniqueId } from "./helpers/env.ts";
+import { DATABASE_URL, REDIS_URL, SYSTEM_STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import {
   ACME_KEY,
@@ -34,7 +34,7 @@ const TTL_S = 2;
 /** Redis for the replica tests: REDIS_URL, or a server of our own where installed. */
 const REDIS_WANTED = REDIS_URL !== undefined || await ownRedisWanted();
 
-describe.each(STORAGES)("content API keys on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("content API keys on %s", (storage) => {
   /** The systems' time: KEY_CACHE_TTL_S runs out by moving it. */
   const clock = new ManualClock();
   /** Every line the system logs, at debug level: no key may appear in any. */
@@ -241,7 +241,7 @@ describe.each(STORAGES)("content API keys on %s", (storage) => {
  * Replicas told through Redis: the configured REDIS_URL when there is one,
  * else a redis-server of the test's own where the binary is installed.
  */
-describe.each(STORAGES)("key revocation through Redis on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("key revocation through Redis on %s", (storage) => {
   const wanted = REDIS_WANTED;
   let own: OwnRedis | undefined;
   let redisUrl: string;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { REDIS_URL, STORAGES, uniqueId } from "./helpers/env.ts";
+import { REDIS_URL, SYSTEM_STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import {
   acmeSite,
@@ -132,7 +132,7 @@ function limitRows(urls: () => string[], system: () => TestSystem) {
   });
 }
 
-describe.each(STORAGES)("content API limits on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("content API limits on %s", (storage) => {
   let sys: TestSystem;
 
   beforeAll(async () => {
@@ -187,7 +187,7 @@ describe("content API limits are settings", () => {
   });
 });
 
-describe.each(STORAGES)("content API limits shared through Redis on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("content API limits shared through Redis on %s", (storage) => {
   let own: OwnRedis | undefined;
   let redisUrl: string;
   let sys: TestSystem;

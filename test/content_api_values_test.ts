@@ -5,7 +5,7 @@
  * Every expectation comes from test/fixtures/content-api-site.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import {
   acmeSite,
@@ -19,7 +19,7 @@ import {
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
-describe.each(STORAGES)("content API values on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("content API values on %s", (storage) => {
   let sys: TestSystem;
   let manifest: Json;
   const get = (path: string, options?: CallOptions) => call(sys.url, path, options);

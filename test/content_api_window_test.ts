@@ -3,7 +3,7 @@
  * in Redis: the systems' clock is moved to the end of the minute and past it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REDIS_URL, STORAGES, uniqueId } from "./helpers/env.ts";
+import { REDIS_URL, SYSTEM_STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { acmeSite, call, roomInWindow } from "./helpers/content.ts";
 import { type OwnRedis, ownRedisWanted, startOwnRedis } from "./helpers/redis_server.ts";
@@ -24,7 +24,7 @@ describe("content API limit windows", () => {
 
   beforeAll(async () => {
     const seed = await acmeSite();
-    for (const storage of STORAGES) {
+    for (const storage of SYSTEM_STORAGES) {
       systems.push({
         name: storage,
         sys: await startTestSystem({ storage, seed, env: SMALL, clock }),

@@ -13,9 +13,10 @@ import { analyticsManifest, CHROME, exported, type Json, SECRET_KEY } from "./he
 import { reportKeyOf } from "./helpers/stats.ts";
 import { uniqueId } from "./helpers/env.ts";
 import { importManifest } from "../services/cli/site_manifest.ts";
-import { CONTENT_ROUTE_PATTERNS } from "../services/gateway/content_api.ts";
-import { MARKETING_ROUTES } from "../services/gateway/marketing_api.ts";
-import { STATS_PATH } from "../services/gateway/stats_api.ts";
+import { CONTENT_ROUTES } from "../services/gateway/routes/content.ts";
+import { MARKETING_ROUTES } from "../services/gateway/routes/marketing.ts";
+
+const STATS_PATH = "/stats/v1/query";
 
 const A = {
   id: "demo",
@@ -33,6 +34,12 @@ const B = {
 };
 /** Text only B's content holds. */
 const RIVAL = "RIVAL";
+/**
+ * The indexes and the changes feed name markers and slugs, not content: B's
+ * own are its page, section and post named rival*, none of which A has.
+ */
+const INDEXES = new Set(["/content/v1/pages", "/content/v1/sections", "/content/v1/changes"]);
+const B_MARKERS = /rival/i;
 
 async function manifests(): Promise<[Json, Json]> {
   const a = await analyticsManifest();
@@ -42,6 +49,7 @@ async function manifests(): Promise<[Json, Json]> {
   b.siteKeys = [B.siteKey];
   b.secretKeys = [B.secretKey];
   b.reportKeys = [B.reportKey];
+  b.pages[0].marker = "rivalhome";
   b.pages[0].sections[0].blocks[0].content = { en: `${RIVAL} title`, fr: `${RIVAL} titre` };
   b.sections[0].marker = "rivalfooter";
   b.sections[0].blocks = [{ marker: "note", type: "text", content: { en: `${RIVAL} note` } }];
@@ -63,7 +71,13 @@ afterAll(async () => {
 
 /** Content paths per route pattern: markers both sites have, and markers only B has. */
 const CONTENT_PATHS: Record<string, string[]> = {
-  "/content/v1/pages/:marker": ["/content/v1/pages/home?lang=en"],
+  "/content/v1/pages": ["/content/v1/pages"],
+  "/content/v1/sections": ["/content/v1/sections"],
+  "/content/v1/changes": ["/content/v1/changes"],
+  "/content/v1/pages/:marker": [
+    "/content/v1/pages/home?lang=en",
+    "/content/v1/pages/rivalhome?lang=en",
+  ],
   "/content/v1/sections/:marker": [
     "/content/v1/sections/hero?lang=en",
     "/content/v1/sections/rivalfooter",
@@ -157,7 +171,7 @@ const WRITES: Record<string, { name: string; send: Send; accepted: boolean }[]> 
 
 describe("another site's credentials", () => {
   it("cover every public route of the gateway", () => {
-    const routes = [...CONTENT_ROUTE_PATTERNS, ...Object.keys(MARKETING_ROUTES), STATS_PATH];
+    const routes = [...CONTENT_ROUTES, ...MARKETING_ROUTES].map((r) => r.path).concat(STATS_PATH);
     const covered = [...Object.keys(CONTENT_PATHS), ...Object.keys(WRITES), STATS_PATH];
     expect(covered.sort()).toEqual(routes.sort());
   });
@@ -168,11 +182,13 @@ describe("another site's credentials", () => {
       for (const path of paths) {
         // B reads first, so its answer sits in the gateway's cache when A asks.
         const b = await read(path, B.siteKey);
-        if (b.status === 200 && (b.text.includes(RIVAL) || b.text.includes('"fr"'))) {
-          bSawItsOwn = true;
-        }
+        const bOwn = INDEXES.has(pattern)
+          ? B_MARKERS.test(b.text)
+          : b.text.includes(RIVAL) || b.text.includes('"fr"');
+        if (b.status === 200 && bOwn) bSawItsOwn = true;
         const a = await read(path, A.siteKey);
         expect(a.text, `${path} with A's key`).not.toContain(RIVAL);
+        if (INDEXES.has(pattern)) expect(a.text, `${path} with A's key`).not.toMatch(B_MARKERS);
         // fr is one of B's languages only.
         if (pattern === "/content/v1/langs") expect(a.text).not.toContain('"fr"');
         expect([200, 404], `${path} with A's key`).toContain(a.status);

@@ -144,4 +144,11 @@ describe("docs", () => {
     }
     expect(offenders.filter((path) => path !== "test/docs_test.ts")).toEqual([]);
   });
+
+  it("show the collector configuration the system test runs, as it is", () => {
+    const file = Deno.readTextFileSync(join(ROOT, "deploy/otel-collector.yaml"));
+    const page = Deno.readTextFileSync(join(ROOT, "docs/observability.md"));
+    const shown = [...page.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+    expect(shown).toContain(file);
+  });
 });

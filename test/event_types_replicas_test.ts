@@ -5,7 +5,7 @@
  * injected clock stands still, so no expiry can explain it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REDIS_URL, STORAGES, uniqueId } from "./helpers/env.ts";
+import { REDIS_URL, SYSTEM_STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { analyticsManifest, type Json } from "./helpers/marketing.ts";
 import { eventually } from "./helpers/content.ts";
@@ -21,7 +21,7 @@ import { importManifest } from "../services/cli/site_manifest.ts";
 
 const REDIS_WANTED = REDIS_URL !== undefined || await ownRedisWanted();
 
-describe.each(STORAGES)("event types across ingest-service replicas on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("event types across ingest-service replicas on %s", (storage) => {
   const clock = new ManualClock();
   let own: OwnRedis | undefined;
   let sys: TestSystem;

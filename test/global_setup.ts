@@ -3,12 +3,14 @@
  * must answer: when DATABASE_URL or REDIS_URL is set but unreachable, the
  * whole run fails here with one clear line, before any test could skip them.
  * It also makes the empty PGlite cluster every in-memory store of the run
- * starts from (helpers/pglite_template.ts).
+ * starts from (helpers/pglite_template.ts) and, with Postgres, the migrated
+ * database the systems of the run start from (helpers/migrated_template.ts).
  */
 import { DATABASE_URL, REDIS_URL } from "./helpers/env.ts";
 import { openPostgres } from "../services/lib/db/postgres.ts";
 import { connectRedis } from "../services/lib/redis.ts";
-import { makeEmptyClusterTemplate } from "./helpers/pglite_template.ts";
+import { makeClusterTemplates } from "./helpers/pglite_template.ts";
+import { ensureMigratedTemplate } from "./helpers/migrated_template.ts";
 
 async function answers(setting: string, check: () => Promise<void>): Promise<void> {
   try {
@@ -31,7 +33,8 @@ export async function setup(): Promise<void> {
       redis.disconnect();
     });
   }
-  await makeEmptyClusterTemplate();
+  await makeClusterTemplates();
+  if (DATABASE_URL) await ensureMigratedTemplate();
   const servers = [DATABASE_URL && "postgres", REDIS_URL && "redis"].filter(Boolean);
   console.info(
     `integration servers: ${servers.length ? servers.join(", ") : "none (embedded only)"}`,

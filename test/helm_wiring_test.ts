@@ -1,10 +1,11 @@
 /**
  * The chart's wiring, run for real: the umbrella chart is rendered, and each
- * Deployment's arguments and environment (Secret references resolved from
- * the rendered Secrets, Service addresses resolved to loopback ports) start
- * the services as local processes, after the migration Job's command. A
- * smoke test then passes through the gateway. A wrong port, a missing
- * setting or a Secret key nobody renders makes it fail.
+ * Deployment's arguments and environment (the secret files its projected
+ * volume mounts written from the rendered Secrets, Service addresses resolved
+ * to loopback ports) start the services as local processes, after the
+ * migration Job's command. A smoke test then passes through the gateway. A
+ * wrong port, a missing setting, a file no volume mounts or a Secret key
+ * nobody renders makes it fail.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { freshPostgresUrl } from "./helpers/storage.ts";
@@ -29,6 +30,7 @@ interface Wired {
 describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
   const suffix = uniqueId("");
   const processes: Deno.ChildProcess[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
   let dropDatabase: (() => Promise<void>) | undefined;
 
   afterAll(async () => {
@@ -39,6 +41,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
       await child.status;
     }
     await dropDatabase?.();
+    for (const cleanup of cleanups) await cleanup();
   });
 
   it("starts the services exactly as the Deployments configure them", async () => {
@@ -57,6 +60,8 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
         `global.redis.url=${REDIS_URL}`,
         "--set",
         `global.redis.keyPrefix=crmwiring${suffix}:`,
+        "--set",
+        "global.adminToken.value=wiring-admin-token",
       ],
       cwd: ROOT,
       stdout: "piped",
@@ -78,16 +83,36 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
       });
     }
     const secrets = new Map(of("Secret").map((s) => [s.metadata.name, s.stringData]));
-    const resolve = (container: Obj, listenOn?: number): Wired => {
+    const files = await Deno.makeTempDir({ prefix: "crm-wiring-" });
+    cleanups.push(() => Deno.remove(files, { recursive: true }));
+    /**
+     * The file a container reads at `path`: found through its volume mounts
+     * and the pod's projected volumes, written from the rendered Secret.
+     */
+    const secretFile = async (pod: Obj, container: Obj, path: string): Promise<string> => {
+      const mount = container.volumeMounts.find((m: Obj) => path.startsWith(`${m.mountPath}/`));
+      expect(mount, `${path}: mounted`).toBeDefined();
+      const volume = pod.volumes.find((v: Obj) => v.name === mount.name);
+      const file = path.slice(mount.mountPath.length + 1);
+      const source = volume.projected.sources.find((s: Obj) =>
+        s.secret.items.some((i: Obj) => i.path === file)
+      );
+      expect(source, `${path}: projected from a Secret`).toBeDefined();
+      const { key } = source.secret.items.find((i: Obj) => i.path === file);
+      const secret = secrets.get(source.secret.name);
+      expect(secret?.[key], `${path}: Secret ${source.secret.name} key ${key}`).toBeDefined();
+      const local = `${files}/${container.name}-${file}`;
+      await Deno.writeTextFile(local, secret[key]);
+      return local;
+    };
+    const resolve = async (pod: Obj, container: Obj, listenOn?: number): Promise<Wired> => {
       const env: Record<string, string> = {};
       for (const entry of container.env) {
-        let value: string;
-        if (entry.valueFrom) {
-          const { name, key } = entry.valueFrom.secretKeyRef;
-          const secret = secrets.get(name);
-          expect(secret?.[key], `${entry.name}: Secret ${name} key ${key}`).toBeDefined();
-          value = secret[key];
-        } else value = String(entry.value);
+        expect(entry.valueFrom?.secretKeyRef, `${entry.name}: secrets come as files`)
+          .toBeUndefined();
+        if (entry.valueFrom) continue; // the downward API, with telemetry only
+        let value = String(entry.value);
+        if (entry.name.endsWith("_FILE")) value = await secretFile(pod, container, value);
         // http://r1-auth:50051 → the loopback port of Service r1-auth, when the port is its port.
         value = value.replace(/^http:\/\/([a-z0-9-]+):(\d+)$/, (whole, host, port) => {
           const service = services.get(host);
@@ -131,9 +156,10 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
       return decoder.decode(output.stdout);
     };
 
-    const job = of("Job")[0].spec.template.spec.containers[0];
+    const jobPod = of("Job")[0].spec.template.spec;
+    const job = await resolve(jobPod, jobPod.containers[0]);
     expect(job.args).toEqual(["admin", "migrate", "--database"]);
-    await runOnce({ ...resolve(job), env: { ...resolve(job).env, PATH: Deno.env.get("PATH")! } });
+    await runOnce({ ...job, env: { ...job.env, PATH: Deno.env.get("PATH")! } });
 
     for (const component of ["auth", "content", "ingest", "gateway"]) {
       const deployment = of("Deployment").find((d) => d.metadata.name === `r1-${component}`);
@@ -141,7 +167,11 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
         ...deployment.spec.template.spec.containers[0],
         serviceName: `r1-${component}`,
       };
-      const wired = resolve(container, services.get(`r1-${component}`)!.local);
+      const wired = await resolve(
+        deployment.spec.template.spec,
+        container,
+        services.get(`r1-${component}`)!.local,
+      );
       expect(wired.args).toEqual(["service", component]);
       const child = new Deno.Command("deno", {
         args: ["run", "-A", "services/cli/container.ts", ...wired.args],
@@ -165,8 +195,8 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
     }
 
     // The admin command with the CronJob's settings imports the site through the services.
-    const cron = of("CronJob")[0].spec.jobTemplate.spec.template.spec.containers[0];
-    const cli = resolve(cron);
+    const cronPod = of("CronJob")[0].spec.jobTemplate.spec.template.spec;
+    const cli = await resolve(cronPod, cronPod.containers[0]);
     await runOnce({
       args: ["admin", "import", "test/fixtures/contract-example.json"],
       env: { ...cli.env, PATH: Deno.env.get("PATH")! },

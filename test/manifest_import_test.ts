@@ -3,7 +3,7 @@
  * every storage: idempotent, whole or nothing, keys only as hashes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { readFixture, startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { exportManifest, importManifest } from "../services/cli/site_manifest.ts";
 import { hashKey } from "../services/lib/keys.ts";
@@ -12,7 +12,7 @@ import { ManifestError } from "../services/lib/manifest/validate.ts";
 // deno-lint-ignore no-explicit-any
 type Manifest = Record<string, any>;
 
-describe.each(STORAGES)("manifest import on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("manifest import on %s", (storage) => {
   let sys: TestSystem;
   let example: Manifest;
 

@@ -5,7 +5,7 @@
  * event export's fields.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES, uniqueId } from "./helpers/env.ts";
+import { SYSTEM_STORAGES, uniqueId } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import {
   analyticsManifest,
@@ -37,7 +37,7 @@ const EVENT_FIELDS = [
   "receivedAt",
 ];
 
-describe.each(STORAGES)("POST /marketing/event on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("POST /marketing/event on %s", (storage) => {
   let sys: TestSystem;
   let manifest: Json;
 

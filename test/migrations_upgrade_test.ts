@@ -17,9 +17,9 @@ import { openPglite } from "../services/lib/db/pglite.ts";
 import { ManualClock } from "../services/lib/clock.ts";
 import { exportManifest } from "../services/cli/site_manifest.ts";
 import { KeyKind } from "../services/lib/gen/crm/auth/v1/auth_pb.ts";
-import { authMigrations } from "../services/auth/migrations.ts";
-import { contentMigrations } from "../services/content/migrations.ts";
-import { ingestMigrations } from "../services/ingest/migrations.ts";
+import { authMigrations } from "../services/auth/migrations/mod.ts";
+import { contentMigrations } from "../services/content/migrations/mod.ts";
+import { ingestMigrations } from "../services/ingest/migrations/mod.ts";
 
 const FIXTURE = await Deno.readTextFile(
   new URL("./fixtures/previous-release.sql", import.meta.url),
@@ -176,5 +176,23 @@ describe.each(STORAGES)("upgrading the previous release's database (%s)", (stora
     const body = await answer.json();
     // Visitors: the three that viewed pages and the one a server event named only.
     expect(body.results[0].metrics).toEqual([rowsIn("ingest.page_views"), 4]);
+  });
+
+  it("fills the old rows' page in the background, its progress in the migration status", async () => {
+    const { admin } = sys.system;
+    // The previous release stored no page; the backfills run once the schema is current.
+    let status = await admin.ingest.migrationStatus({});
+    while (status.backfills.some((b) => !b.finishedAt) || status.backfills.length < 2) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = await admin.ingest.migrationStatus({});
+    }
+    const done = Object.fromEntries(status.backfills.map((b) => [b.name, b]));
+    expect(done.page_views_page).toMatchObject({
+      doneRows: BigInt(rowsIn("ingest.page_views")),
+      progress: 1,
+    });
+    expect(done.events_page.doneRows).toBe(BigInt(rowsIn("ingest.events")));
+    const views = await exported(sys, "pageviews");
+    expect(views).toHaveLength(rowsIn("ingest.page_views"));
   });
 });

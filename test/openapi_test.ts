@@ -18,6 +18,8 @@ type Json = any;
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const REPORT_KEY = "rk_0123456789abcdef0123456789abcdef0123456789abcdef";
+/** A segment the walk reads, replaces and deletes, stored before it. */
+const SEGMENT_ID = "seg_0123456789abcdef01234567";
 const ORIGIN = "https://demo.example";
 
 async function seed(): Promise<Json> {
@@ -38,7 +40,8 @@ const content = (key: string | null = SITE_KEY): Record<string, string> =>
   key === null ? {} : { "x-crm-key": key };
 
 /** Requests for every operation of the document, with the status each must get. */
-function cases(): Case[] {
+/** The walk; shareId is a live share link of the seeded site. */
+function cases(shareId: string): Case[] {
   const out: Case[] = [];
   const add = (operation: string, path: string, status: number, init?: RequestInit) =>
     out.push({ operation, path, status, init });
@@ -66,6 +69,9 @@ function cases(): Case[] {
       "/content/v1/blog/hello-world?lang=fr",
     ],
     "/content/v1/langs": ["/content/v1/langs", undefined, undefined],
+    "/content/v1/pages": ["/content/v1/pages", undefined, undefined],
+    "/content/v1/sections": ["/content/v1/sections", undefined, undefined],
+    "/content/v1/changes": ["/content/v1/changes", undefined, "/content/v1/changes?since=nope"],
   };
   for (const [documented, [found, missing, invalid]] of Object.entries(contentPaths)) {
     for (const method of ["GET", "HEAD"]) {
@@ -95,9 +101,9 @@ function cases(): Case[] {
     headers: { "content-type": "application/json", "x-event-key": key },
     body: typeof body === "string" ? body : json(body),
   });
-  const refusedMethods = (path: string, allowed: string[]) => {
+  const refusedMethods = (path: string, allowed: string[], documented = path) => {
     for (const method of ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
-      if (!allowed.includes(method)) add(`${method} ${path}`, path, 405, { method });
+      if (!allowed.includes(method)) add(`${method} ${documented}`, path, 405, { method });
     }
   };
 
@@ -180,6 +186,37 @@ function cases(): Case[] {
   add("OPTIONS /stats/v1/funnel", "/stats/v1/funnel", 204, { method: "OPTIONS" });
   refusedMethods("/stats/v1/funnel", ["POST", "OPTIONS"]);
 
+  const segmentBody = { name: "Germany", filters: [["is", "visit:country", ["DE"]]] };
+  const send = (method: string, body?: unknown, key: string | null = REPORT_KEY) => ({
+    method,
+    headers: { "content-type": "application/json", ...(key ? { "x-report-key": key } : {}) },
+    ...(body === undefined ? {} : { body: json(body) }),
+  });
+  const segments = "/stats/v1/segments";
+  const segment = `${segments}/${SEGMENT_ID}`;
+  const missing = `${segments}/seg_${"0".repeat(24)}`;
+  add(`GET ${segments}`, segments, 200, send("GET"));
+  add(`GET ${segments}`, segments, 401, send("GET", undefined, null));
+  add(`POST ${segments}`, segments, 201, send("POST", { ...segmentBody, name: "Austria" }));
+  add(`POST ${segments}`, segments, 409, send("POST", { ...segmentBody, name: "Fixed" }));
+  add(`POST ${segments}`, segments, 400, send("POST", { name: "", filters: [] }));
+  add(`POST ${segments}`, segments, 401, send("POST", segmentBody, "rk_bad"));
+  add(`POST ${segments}`, segments, 413, send("POST", { ...segmentBody, pad: "x".repeat(17000) }));
+  add(`OPTIONS ${segments}`, segments, 204, { method: "OPTIONS" });
+  refusedMethods(segments, ["GET", "POST", "OPTIONS"]);
+  const byId = "/stats/v1/segments/{id}";
+  add(`PUT ${byId}`, segment, 200, send("PUT", { ...segmentBody, name: "Fixed" }));
+  add(`PUT ${byId}`, segment, 400, send("PUT", { name: "x" }));
+  add(`PUT ${byId}`, segment, 409, send("PUT", { ...segmentBody, name: "Austria" }));
+  add(`PUT ${byId}`, missing, 404, send("PUT", segmentBody));
+  add(`PUT ${byId}`, segment, 401, send("PUT", segmentBody, null));
+  add(`PUT ${byId}`, segment, 413, send("PUT", { ...segmentBody, pad: "x".repeat(17000) }));
+  add(`DELETE ${byId}`, segment, 401, send("DELETE", undefined, null));
+  add(`DELETE ${byId}`, segment, 204, send("DELETE"));
+  add(`DELETE ${byId}`, segment, 404, send("DELETE"));
+  add(`OPTIONS ${byId}`, segment, 204, { method: "OPTIONS" });
+  refusedMethods(segment, ["PUT", "DELETE", "OPTIONS"], byId);
+
   add("GET /stats/v1/site", "/stats/v1/site", 200, { headers: { "x-report-key": REPORT_KEY } });
   add("GET /stats/v1/site", "/stats/v1/site", 401, {});
   add("OPTIONS /stats/v1/site", "/stats/v1/site", 204, { method: "OPTIONS" });
@@ -202,11 +239,36 @@ function cases(): Case[] {
   add("GET /dashboard/", "/dashboard/", 200);
   add("HEAD /dashboard/", "/dashboard/", 200, { method: "HEAD" });
   refusedMethods("/dashboard/", ["GET", "HEAD"]);
-  add("GET /dashboard", "/dashboard", 308, { redirect: "manual" });
+  // The redirect answers every method alike.
+  for (const method of ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+    add(`${method} /dashboard`, "/dashboard", 308, { method, redirect: "manual" });
+  }
 
   add("GET /openapi.json", "/openapi.json", 200);
   add("HEAD /openapi.json", "/openapi.json", 200, { method: "HEAD" });
   refusedMethods("/openapi.json", ["GET", "HEAD"]);
+
+  const shared = `/share/${shareId}`;
+  add("GET /share/{id}", shared, 200);
+  add("GET /share/{id}", `${shared}?embed=true`, 200);
+  add("GET /share/{id}", `/share/sh_${"0".repeat(32)}`, 404);
+  add("HEAD /share/{id}", shared, 200, { method: "HEAD" });
+  add("HEAD /share/{id}", "/share/nope", 404, { method: "HEAD" });
+  for (const method of ["POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+    add(`${method} /share/{id}`, shared, 405, { method });
+  }
+  for (
+    const [headers, status] of [[{ "x-share-link": shareId }, 200], [
+      { "x-share-link": "sh_x" },
+      401,
+    ]] as const
+  ) {
+    add("POST /stats/v1/query", "/stats/v1/query", status, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: json({ metrics: ["visitors"], date_range: "7d" }),
+    });
+  }
   return out;
 }
 
@@ -223,9 +285,16 @@ function documentedOperations(): string[] {
 
 describe("the OpenAPI document", () => {
   let sys: TestSystem;
+  let shareId: string;
 
   beforeAll(async () => {
     sys = await startTestSystem({ seed: await seed() });
+    shareId = (await sys.system.admin.auth.createShareLink({ siteId: "demo" })).link!.id;
+    await sys.system.platform.db!.query(
+      `insert into ingest.segments (site_id, id, name, filters)
+       values ('demo', $1, 'Fixed', '[["is", "visit:country", ["DE"]]]')`,
+      [SEGMENT_ID],
+    );
   });
   afterAll(async () => {
     await sys?.close();
@@ -260,7 +329,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("describes every answer of every operation: a walk over the document", async () => {
-    const walk = cases();
+    const walk = cases(shareId);
     const met = new Set<string>();
     const statuses = new Map<string, Set<number>>();
     for (const c of walk) {
@@ -306,7 +375,10 @@ describe("the OpenAPI document", () => {
     const ok = {
       "x-request-id": "r",
       "etag": '"abc"',
-      "cache-control": "public, max-age=0, s-maxage=5",
+      "cache-control":
+        "public, max-age=0, s-maxage=5, stale-while-revalidate=60, stale-if-error=86400",
+      "surrogate-key": "site:acme langs",
+      "cache-tag": "site:acme langs",
       "vary": "x-crm-key",
       "access-control-allow-origin": "*",
       "access-control-expose-headers": "ETag, X-Request-Id",

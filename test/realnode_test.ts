@@ -4,19 +4,46 @@
  * NetworkPolicies enforced by kube-router, CoreDNS; the node's own Postgres
  * and Redis on the node address. Proves the install (migration Job, every
  * Deployment Ready, hardened pods, `helm test`), the contract through the
- * gateway's Service, the policies from an unlabelled pod, the gateway's
- * readiness with ingest gone, and that an upgrade and the loss of a pod of
- * each service under load lose no read and no acknowledged event. The node
- * goes down at the end, and the host must be as it was (down.sh checks).
+ * gateway's Service, the policies from an unlabelled pod, no secret and no
+ * Postgres for the gateway, the gateway's readiness with ingest gone, that
+ * an upgrade and the loss of a pod of each service under load lose no read
+ * and no acknowledged event, that a stopped process is restarted by its
+ * liveness probe, the admin token's rotation with admin calls going on and
+ * only the pods that read a changed secret rolling, stable `helm template`
+ * output, docs/upgrades.md's restore procedure on a dump taken under load,
+ * and the upgrade from the previous release's image and chart and the
+ * rollback to it under load. The node goes down at the end, and the host
+ * must be as it was (down.sh checks).
  *
  * Needs root and the tools of .ci/tools.sh (`kube etcd node helm podman`):
  * `deno task test:node`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
-import { canRunNode, type LoadResult, type Node, startLoad, startNode } from "./helpers/node.ts";
+import { canRunNode, type Node, NODE_IP, startLoad, startNode } from "./helpers/node.ts";
+import {
+  componentOf,
+  COMPONENTS,
+  expectNothingLost,
+  expectRetriesBounded,
+  expectRolled,
+  expectStoredOnce,
+  isReady as ready,
+  NodeRelease,
+  type Obj,
+  type PodsByComponent,
+  report,
+  secretsProbe,
+  sleep,
+  storedEvents,
+  timed,
+  timings,
+  waitUntil,
+} from "./helpers/node_release.ts";
+import { preparePreviousRelease, type PreviousRelease } from "./helpers/previous_release.ts";
+import * as restore from "./helpers/restore_drill.ts";
+import { type Receiver, startReceiver } from "./helpers/webhook_receiver.ts";
 import { buildImage } from "./helpers/podman.ts";
-import { runCommand } from "./helpers/process.ts";
 
 const NAMESPACE = "crm-test";
 const RELEASE = "crm";
@@ -26,105 +53,92 @@ const KEYS = {
   site: "pk_0123456789abcdef0123456789abcdef",
   secret: "sk_0123456789abcdef0123456789abcdef0123456789abcdef",
 };
-const COMPONENTS = ["gateway", "auth", "content", "ingest"];
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
-
-const timings: [string, number][] = [];
-async function timed<T>(step: string, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    const ms = Math.round(performance.now() - started);
-    timings.push([step, ms]);
-    console.log(`realnode: ${step}: ${ms} ms`);
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The receiver of the restore drill's webhooks, on the node's address (the chart's egress allows it). */
+const WEBHOOK_PORT = 28080;
+const WEBHOOK_SECRET = `whsec_${
+  btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+}`;
 
 describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
   let node: Node;
+  let release: NodeRelease;
+  let previous: PreviousRelease | undefined;
+  let receiver: Receiver | undefined;
   let gateway = "";
   let sql: ReturnType<typeof postgres>;
+  /** The admin token the services accept now (the generated one, until the rotation). */
+  let adminToken = "";
 
   const kubectl = (args: string[], input?: string) => node.kubectl(args, input);
-  const getJson = async (args: string[]) => JSON.parse(await kubectl([...args, "-o", "json"]));
-  const deployments = async () =>
-    (await getJson(["get", "deployments", "-n", NAMESPACE])).items as Obj[];
-  const servicePods = async () =>
-    (await getJson([
-      "get",
-      "pods",
-      "-n",
-      NAMESPACE,
-      "-l",
-      `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component!=admin`,
-    ])).items as Obj[];
-  const ready = (pod: Obj) =>
-    pod.status.conditions?.some((c: Obj) => c.type === "Ready" && c.status === "True") ?? false;
-  const allReady = async () => {
-    const all = await deployments();
-    return all.length === COMPONENTS.length &&
-      all.every((d) =>
-        d.status.observedGeneration === d.metadata.generation &&
-        d.status.readyReplicas === d.spec.replicas &&
-        d.status.updatedReplicas === d.spec.replicas &&
-        (d.status.replicas ?? 0) === d.spec.replicas
-      );
-  };
-  const waitUntil = async (what: string, check: () => Promise<boolean>, timeoutMs = 120_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check().catch(() => false))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(250);
-    }
-  };
-  const helm = async (args: string[]) => {
-    const out = await node.helm([...args, "-n", NAMESPACE]);
-    expect(out.code, `helm ${args[0]}: ${out.stdout}${out.stderr}`).toBe(0);
-    return out.stdout;
-  };
-  /** Every acknowledged id stored exactly once, nothing stored that was not acknowledged. */
-  const expectStoredOnce = async (load: LoadResult, prefix: string) => {
-    const rows = await sql<{ event_id: string; n: number }[]>`
-      SELECT event_id, count(*)::int AS n FROM ingest.events
-      WHERE site_id = 'demo' AND event_id LIKE ${prefix + "-%"} GROUP BY event_id`;
-    expect(rows.filter((r) => r.n !== 1)).toEqual([]);
-    expect(rows.map((r) => r.event_id).sort()).toEqual([...load.acked].sort());
-  };
-  let adminToken = "";
-  const secretToken = async () =>
-    (await getJson(["get", "secret", "-n", NAMESPACE, `${RELEASE}-crm-connection`])).data[
-      "admin-token"
-    ] as string;
-  const report = (what: string, load: LoadResult) =>
-    console.log(
-      `realnode: ${what}: ${load.reads} reads (${load.readFailures.length} failed), ` +
-        `${load.eventRequests} event requests, ${load.acked.length} acknowledged, ` +
-        `${load.unavailable} answered 503 and retried (window ${load.unavailableWindowMs} ms), ` +
-        `${load.eventFailures.length} failed, ${load.connectionRetries.length} sent again after ` +
-        `a connection failed (${load.connectionRetries.join("; ")}), in ${load.ms} ms`,
-    );
+  const getJson = (args: string[]) => release.getJson(args);
+  const deployments = () => release.deployments();
+  const servicePods = (component?: string) => release.servicePods(component);
+  const allReady = () => release.allReady();
+  const helm = (args: string[]) => release.helm(args);
+  const secretToken = () => release.adminToken();
+  const podsByComponent = () => release.podsByComponent();
   /**
-   * A connection fails before its answer at most once per client connection
-   * and stopping gateway: more means requests are lost some other way.
+   * Once the rollout is done and the replaced pods are gone: those of `changed` all new, with
+   * a new checksum/secrets, the others as they were.
    */
-  const expectRetriesBounded = (load: LoadResult, gatewaysStopped: number) =>
-    expect(load.connectionRetries.length, load.connectionRetries.join("\n"))
-      .toBeLessThanOrEqual(load.connections * gatewaysStopped);
+  const settled = async (before: PodsByComponent, changed: string[]) => {
+    await waitUntil("the rollout to settle and the replaced pods to go", async () => {
+      const now = await podsByComponent();
+      return (await allReady()) &&
+        changed.every((c) => now[c].names.every((n) => !before[c].names.includes(n)));
+    });
+    expectRolled(before, await podsByComponent(), changed);
+  };
+  /** `helm upgrade` to this tree's chart with the node's values and `sets`. */
+  const upgradeToThisChart = (sets: string[]) =>
+    helm([
+      "upgrade",
+      RELEASE,
+      "helm/crm",
+      "--wait=watcher",
+      "--timeout",
+      "5m",
+      "-f",
+      VALUES,
+      ...sets.flatMap((set) => ["--set", set]),
+    ]);
+  /**
+   * `change` under the load of reads and events (ids starting with `prefix`), the rollout
+   * settled: no read or event failed, each acknowledged event stored once in `db`.
+   */
+  const underLoad = async (
+    step: string,
+    prefix: string,
+    db: ReturnType<typeof postgres>,
+    change: () => Promise<unknown>,
+  ) => {
+    const load = startLoad(gateway, KEYS, prefix);
+    await sleep(1000);
+    await timed(`${step} under load`, change);
+    await waitUntil("the rollout to settle", allReady);
+    await sleep(1000);
+    const result = await load.stop();
+    report(step, result);
+    expectNothingLost(result);
+    expectRetriesBounded(result, 2);
+    await expectStoredOnce(db, result, prefix);
+  };
 
   beforeAll(async () => {
     await timed("image (deno task image)", buildImage);
+    previous = await timed("previous release's tree and image", preparePreviousRelease);
     node = await timed("node up (deploy/node/up.sh)", () => startNode("/tmp/crm-node-test"));
     console.log(node.timings);
+    release = new NodeRelease(node, NAMESPACE, RELEASE);
+    await timed(`${previous.image} into the node`, () => node.loadImage(previous!.image));
+    receiver = startReceiver(WEBHOOK_SECRET, { hostname: NODE_IP, port: WEBHOOK_PORT });
     sql = postgres(node.databaseUrl, { max: 2, onnotice: () => {} });
-  }, 600_000);
+  }, 900_000);
 
   afterAll(async () => {
     await sql?.end();
+    await receiver?.close();
+    await previous?.remove();
     if (!node) return;
     const down = await timed("node down (deploy/node/down.sh)", node.down);
     console.log(down.stderr);
@@ -161,7 +175,7 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
       expect(jobEvents).toContain("Completed");
       expect(await allReady()).toBe(true);
       const pods = await servicePods();
-      expect(pods.map((p) => p.metadata.labels["app.kubernetes.io/component"]).sort()).toEqual(
+      expect(pods.map(componentOf).sort()).toEqual(
         ["auth", "content", "gateway", "gateway", "ingest"],
       );
       for (const pod of pods) {
@@ -182,10 +196,10 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
       const cronJobs = (await getJson(["get", "cronjobs", "-n", NAMESPACE])).items;
       expect(cronJobs.map((c: Obj) => c.spec.schedule)).toEqual(["17 3 * * *"]);
       adminToken = await secretToken();
-      expect(atob(adminToken)).toMatch(/^[A-Za-z0-9]{40}$/);
+      expect(adminToken).toMatch(/^[A-Za-z0-9]{40}$/);
       // The start-up line names the address the service really listens on.
       for (const pod of pods) {
-        const component = pod.metadata.labels["app.kubernetes.io/component"];
+        const component = componentOf(pod);
         const logs = await kubectl(["logs", "-n", NAMESPACE, pod.metadata.name]);
         const port = component === "gateway" ? 8080 : 50051;
         expect(logs).toContain(`${component} listening on http://0.0.0.0:${port}`);
@@ -226,26 +240,12 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
   }, 150_000);
 
   it("answers a page read and stores a server event through the gateway's Service", async () => {
-    const services = Object.fromEntries(
-      (await getJson(["get", "services", "-n", NAMESPACE])).items.map((
-        s: Obj,
-      ) => [s.metadata.name, `http://${s.spec.clusterIP}:${s.spec.ports[0].port}`]),
-    );
-    gateway = services[`${RELEASE}-gateway`];
+    gateway = (await release.services())[`${RELEASE}-gateway`];
     expect(gateway).toMatch(/^http:\/\/198\.19\.0\.\d+:8080$/);
     // The admin command line from this machine, through the services' own Services.
     const imported = await timed(
       "admin import",
-      () =>
-        runCommand(Deno.execPath(), ["run", "-A", "services/cli/admin.ts", "import", MANIFEST], {
-          env: {
-            AUTH_URL: services[`${RELEASE}-auth`],
-            CONTENT_URL: services[`${RELEASE}-content`],
-            INGEST_URL: services[`${RELEASE}-ingest`],
-            ADMIN_TOKEN: atob(adminToken),
-            LOG_LEVEL: "error",
-          },
-        }),
+      () => release.admin(["import", MANIFEST], adminToken),
     );
     expect(imported.code, imported.stderr).toBe(0);
     expect(JSON.parse(imported.stdout).site).toBe("demo");
@@ -326,15 +326,46 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     120_000,
   );
 
+  it(
+    "keeps the database URL and the admin token out of the gateway, which cannot reach Postgres; ingest can",
+    async () => {
+      const code = secretsProbe({ hostname: NODE_IP, port: 25432 });
+      const seen = await timed("secrets and Postgres from the gateway and ingest", async () => {
+        const [gatewayPod] = await servicePods("gateway");
+        const [ingestPod] = await servicePods("ingest");
+        return {
+          gateway: await release.evalIn(gatewayPod.metadata.name, code),
+          ingest: await release.evalIn(ingestPod.metadata.name, code),
+        };
+      });
+      console.log(
+        `realnode: gateway's files ${Object.keys(seen.gateway.files).join(", ")}; ` +
+          `Postgres from the gateway: ${seen.gateway.postgres}, from ingest: ${seen.ingest.postgres}`,
+      );
+      const gatewayText = JSON.stringify(seen.gateway);
+      expect(Object.keys(seen.gateway.env).filter((k) => /DATABASE|ADMIN_TOKEN/.test(k))).toEqual(
+        [],
+      );
+      expect(gatewayText).not.toContain("postgres://");
+      expect(gatewayText).not.toContain("25432");
+      expect(gatewayText).not.toContain(adminToken);
+      // What it does hold: its own secret setting, as a file.
+      expect(seen.gateway.env.REDIS_URL_FILE).toBe("/var/run/secrets/crm/redis-url");
+      expect(seen.gateway.files["/var/run/secrets/crm/redis-url"]).toBe(`redis://${NODE_IP}:26379`);
+      expect(seen.gateway.postgres).not.toBe("open");
+      // The same probe from ingest, which reads the database: the policy lets it through.
+      expect(seen.ingest.files["/var/run/secrets/crm/database-url"]).toContain("postgres://");
+      expect(seen.ingest.postgres).toBe("open");
+    },
+    120_000,
+  );
+
   it("keeps the gateways Ready and cached reads answering with ingest scaled to 0", async () => {
     await timed("ingest scaled to 0", async () => {
       await kubectl(["scale", "deployment", `${RELEASE}-ingest`, "-n", NAMESPACE, "--replicas=0"]);
       await waitUntil(
         "no ingest pod",
-        async () =>
-          (await servicePods()).every((p) =>
-            p.metadata.labels["app.kubernetes.io/component"] !== "ingest"
-          ),
+        async () => (await servicePods("ingest")).length === 0,
       );
     });
     // Longer than the readiness probe's period times its failure threshold (5 s x 2).
@@ -355,9 +386,7 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     }
     expect(health.status).toBe("degraded");
     expect(health.services.ingest).not.toBe("SERVING");
-    const gateways = (await servicePods()).filter((p) =>
-      p.metadata.labels["app.kubernetes.io/component"] === "gateway"
-    );
+    const gateways = await servicePods("gateway");
     expect(gateways).toHaveLength(2);
     for (const pod of gateways) expect(ready(pod), pod.metadata.name).toBe(true);
     console.log(`realnode: ${reads} reads answered 200 with ingest at 0, health ${health.status}`);
@@ -368,36 +397,16 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
   }, 180_000);
 
   it("upgrades under load: no read fails, every acknowledged event stored once", async () => {
-    const prefix = `upgrade-${crypto.randomUUID().slice(0, 8)}`;
-    const load = startLoad(gateway, KEYS, prefix);
-    await sleep(1000);
-    await timed("helm upgrade --wait under load", () =>
-      helm([
-        "upgrade",
-        RELEASE,
-        "helm/crm",
-        "--wait=watcher",
-        "--timeout",
-        "5m",
-        "-f",
-        VALUES,
-        "--set",
-        "global.logLevel=debug",
-      ]));
-    await waitUntil("the rollout to settle", allReady);
-    await sleep(1000);
-    const result = await load.stop();
-    report("upgrade", result);
+    await underLoad(
+      "upgrade",
+      `upgrade-${crypto.randomUUID().slice(0, 8)}`,
+      sql,
+      () => upgradeToThisChart(["global.logLevel=debug"]),
+    );
     const env = (await deployments())[0].spec.template.spec.containers[0].env;
     expect(env.find((e: Obj) => e.name === "LOG_LEVEL").value).toBe("debug");
     // The generated admin token survives the upgrade.
     expect(await secretToken()).toBe(adminToken);
-    expect(result.reads).toBeGreaterThan(50);
-    expect(result.acked.length).toBeGreaterThan(20);
-    expect(result.readFailures).toEqual([]);
-    expect(result.eventFailures).toEqual([]);
-    expectRetriesBounded(result, 2);
-    await expectStoredOnce(result, prefix);
   }, 400_000);
 
   it(
@@ -408,9 +417,7 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
       await sleep(1000);
       for (const component of COMPONENTS) {
         await timed(`${component} pod deleted and replaced under load`, async () => {
-          const victim = (await servicePods()).find((p) =>
-            p.metadata.labels["app.kubernetes.io/component"] === component
-          )!;
+          const [victim] = await servicePods(component);
           await kubectl(["delete", "pod", "-n", NAMESPACE, victim.metadata.name, "--wait=false"]);
           await waitUntil(`${component} replaced`, async () =>
             (await allReady()) &&
@@ -420,15 +427,287 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
       await sleep(1000);
       const result = await load.stop();
       report("pod deletions", result);
-      expect(result.reads).toBeGreaterThan(50);
-      expect(result.readFailures).toEqual([]);
-      expect(result.eventFailures).toEqual([]);
+      expectNothingLost(result);
       // One ingest pod: from its deletion until its replacement is ready, events answer 503.
       expect(result.unavailableWindowMs).toBeLessThan(60_000);
       expectRetriesBounded(result, 1);
-      await expectStoredOnce(result, prefix);
+      await expectStoredOnce(sql, result, prefix);
     },
     400_000,
+  );
+
+  it(
+    "restarts a backend whose process is stopped (SIGSTOP): its liveness probe fails, reads go on",
+    async () => {
+      const stopAndWait = (components: string[]) => release.stopUntilRestarted(components);
+      // Ingest alone: reads need only content and auth, and every one is answered.
+      const prefix = `liveness-${crypto.randomUUID().slice(0, 8)}`;
+      const load = startLoad(gateway, KEYS, prefix, { readers: 3, senders: 0 });
+      await timed("ingest stopped, restarted by the kubelet", () => stopAndWait(["ingest"]));
+      const result = await load.stop();
+      report("ingest stopped (SIGSTOP)", result);
+      expect(result.reads).toBeGreaterThan(50);
+      expect(result.readFailures).toEqual([]);
+      // Content and auth together: what the gateways' caches hold is served, a read that needs
+      // a stopped service answers 503 service_unavailable or, the call hanging, 504 (operations.md,
+      // "Faults"), nothing else.
+      const both = startLoad(gateway, KEYS, prefix, { readers: 3, senders: 0 });
+      await timed(
+        "content and auth stopped, restarted by the kubelet",
+        () => stopAndWait(["content", "auth"]),
+      );
+      const bothResult = await both.stop();
+      report("content and auth stopped (SIGSTOP)", bothResult);
+      expect(
+        bothResult.readFailures.filter((f) =>
+          !/^(503 \{"message":"service_unavailable"\}|504 \{"message":"upstream_timeout"\})$/.test(
+            f,
+          )
+        ),
+      ).toEqual([]);
+      await waitUntil("every Deployment ready", allReady);
+    },
+    600_000,
+  );
+
+  it(
+    "rotates the admin token over upgrades while admin calls go on: none fails, only the services roll",
+    async () => {
+      const old = adminToken;
+      const next = Array.from(crypto.getRandomValues(new Uint8Array(30)), (b) => b.toString(36))
+        .join("").slice(0, 40);
+      // Admin calls through the services' Services, one after the other, with the callers' token.
+      let caller = old;
+      let running = true;
+      const calls = { ok: 0, failed: [] as string[] };
+      const loop = (async () => {
+        while (running) {
+          const token = caller;
+          const out = await release.admin(["migrate", "status"], token);
+          if (out.code === 0) calls.ok++;
+          else calls.failed.push(`${token === old ? "old" : "new"} token: ${out.stderr.trim()}`);
+        }
+      })();
+      const upgrade = async (step: string, sets: string[]) => {
+        const before = await podsByComponent();
+        await timed(`admin token rotation: ${step}`, () =>
+          helm([
+            "upgrade",
+            RELEASE,
+            "helm/crm",
+            "--reuse-values",
+            ...sets.flatMap((s) => ["--set", s]),
+            "--wait=watcher",
+            "--timeout",
+            "5m",
+          ]));
+        await settled(before, ["auth", "content", "ingest"]);
+      };
+      try {
+        await upgrade("the new token as ADMIN_TOKEN_NEXT", [
+          `global.adminToken.next.value=${next}`,
+        ]);
+        caller = next;
+        await upgrade("the tokens swapped", [
+          `global.adminToken.value=${next}`,
+          `global.adminToken.next.value=${old}`,
+        ]);
+        await upgrade("ADMIN_TOKEN_NEXT dropped", ["global.adminToken.next.value="]);
+      } finally {
+        running = false;
+        await loop;
+      }
+      console.log(
+        `realnode: admin token rotation: ${calls.ok} admin calls answered, ${calls.failed.length} failed`,
+      );
+      expect(calls.failed).toEqual([]);
+      expect(calls.ok).toBeGreaterThan(5);
+      adminToken = next;
+      expect(await secretToken()).toBe(next);
+      // No pod reads a second token any more.
+      for (const d of await deployments()) {
+        const env = d.spec.template.spec.containers[0].env.map((e: Obj) => e.name);
+        expect(env, d.metadata.name).not.toContain("ADMIN_TOKEN_NEXT_FILE");
+      }
+      const refused = await release.admin(["migrate", "status"], old);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/unauthenticated|admin token/i);
+    },
+    600_000,
+  );
+
+  it(
+    "renders the same objects twice with GitOps settings (helm template, no cluster)",
+    async () => {
+      const render = async (args: string[]) => {
+        const out = await node.helm(["template", RELEASE, "helm/crm", "-n", NAMESPACE, ...args]);
+        expect(out.code, out.stderr).toBe(0);
+        return out.stdout;
+      };
+      // docs/kubernetes.md, "GitOps": secrets in existing Secrets (helm/crm/ci/production.yaml),
+      // or the admin token given as a value.
+      for (
+        const args of [
+          ["-f", "helm/crm/ci/production.yaml"],
+          ["-f", VALUES, "--set", "global.adminToken.value=gitops-token-0123456789abcdef"],
+        ]
+      ) {
+        const first = await render(args);
+        expect(first).toContain("checksum/secrets");
+        expect(await render(args), args.join(" ")).toBe(first);
+      }
+      // Without either, the token that only helm install can generate is left out, not made anew.
+      const bare = await render(["-f", VALUES]);
+      expect(bare).not.toContain("admin-token:");
+      expect(await render(["-f", VALUES])).toBe(bare);
+    },
+    120_000,
+  );
+
+  it(
+    "restores a dump taken under load by docs/upgrades.md's procedure: nothing acknowledged is lost, " +
+      "a key revoked since is refused again, no webhook is sent twice, the caches are dropped",
+    async () => {
+      const dir = await Deno.makeTempDir({ prefix: "crm-restore-" });
+      // A webhook to the receiver, and a second site key to revoke once the dump is taken.
+      const manifest = JSON.parse(await Deno.readTextFile(MANIFEST));
+      manifest.webhooks = [{
+        url: `${receiver!.url}/hook`,
+        events: ["lead.created"],
+        secret: WEBHOOK_SECRET,
+      }];
+      await Deno.writeTextFile(`${dir}/site.json`, JSON.stringify(manifest));
+      const imported = await release.admin(["import", `${dir}/site.json`], adminToken);
+      expect(imported.code, imported.stderr).toBe(0);
+      const created = await release.admin(["key", "create", "demo", "--kind", "site"], adminToken);
+      expect(created.code, created.stderr).toBe(0);
+      const extra = JSON.parse(created.stdout) as { key: string; keyHash: string };
+      const read = (key: string) =>
+        fetch(`${gateway}/content/v1/pages/home`, { headers: { "x-crm-key": key } })
+          .then(async (answer) => (await answer.body?.cancel(), answer.status));
+      expect(await read(extra.key)).toBe(200);
+
+      const prefix = `restore-${crypto.randomUUID().slice(0, 8)}`;
+      const load = startLoad(gateway, KEYS, prefix);
+      await sleep(1000);
+      // A lead whose first delivery fails: pending when the dump begins, delivered after it.
+      receiver!.failNext(1, 503);
+      const lead = await fetch(`${gateway}/marketing/lead`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-event-key": KEYS.secret },
+        body: JSON.stringify({ email: `${prefix}@example.com` }),
+      });
+      expect(lead.status, await lead.clone().text()).toBe(200);
+      const leadId = (await lead.json()).id as string;
+      const [first] = await receiver!.waitFor((d) => d.type === "lead.created", 1, 30_000);
+      expect(first.status).toBe(503);
+      const ackedBefore = [...load.acked];
+      const dumpFile = `${dir}/crm.dump`;
+      await timed(
+        "restore drill: pg_dump under load",
+        () => restore.dump(node.databaseUrl, dumpFile),
+      );
+      // After the dump: the key revoked, the delivery made.
+      const revoked = await release.admin(["key", "revoke", extra.key], adminToken);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      await receiver!.waitFor((d) => d.id === first.id && d.status < 300, 1, 60_000).catch(
+        async (error) => {
+          const [ingestPod] = await servicePods("ingest");
+          const logs = await kubectl(["logs", "-n", NAMESPACE, ingestPod.metadata.name]);
+          const rows = await sql`SELECT * FROM ingest.webhook_deliveries`;
+          throw new Error(
+            `${error.message}\ndeliveries: ${JSON.stringify(rows)}\ningest's log:\n` +
+              logs.split("\n").filter((l) => /webhook|error/i.test(l)).slice(-20).join("\n"),
+          );
+        },
+      );
+      await sleep(1000);
+      const result = await load.stop();
+      report("restore drill: load while the dump was taken", result);
+      expectNothingLost(result, { reads: 10, acked: 5 });
+
+      const drill: restore.Drill = {
+        release,
+        token: adminToken,
+        site: "demo",
+        dir,
+        backupStart: await restore.backupStart(dumpFile),
+      };
+      const procedureStarted = performance.now();
+      await timed(
+        "restore drill: 1. what the old installation did since",
+        () => restore.keepWhatTheOldDid(drill),
+      );
+      const newUrl = await timed(
+        "restore drill: 2. pg_restore into a fresh database",
+        () => restore.restoreInto(drill, dumpFile, node.databaseUrl, "crm_restored"),
+      );
+      const marked = await timed(
+        "restore drill: 3. webhooks already sent",
+        () => restore.markWebhooksSent(drill, newUrl),
+      );
+      // None in content's outbox, the lead's delivery in ingest's.
+      expect(marked).toMatch(/UPDATE 0\nUPDATE 1\n/);
+      const before = await podsByComponent();
+      await timed(
+        "restore drill: 4. helm upgrade to the restored database",
+        () => restore.switchTo(drill, newUrl),
+      );
+      await settled(before, ["auth", "content", "ingest"]);
+      const again = await timed(
+        "restore drill: 5. keys revoked since, revoked again",
+        () => restore.revokeAgain(drill),
+      );
+      expect(again).toEqual([extra.keyHash]);
+      expect(await read(extra.key)).toBe(401);
+      const redisKeys = await timed("restore drill: 6. caches dropped", async () => {
+        await restore.dropCaches(drill, node.redisUrl);
+        return await restore.redisKeys(node.redisUrl, "crm:");
+      });
+      expect(redisKeys).toEqual([]);
+      // The gateways restarted: every one new (the replaced ones finish their requests first).
+      await waitUntil(
+        "the restarted gateways only",
+        async () =>
+          (await podsByComponent()).gateway.names.every((n) => !before.gateway.names.includes(n)),
+      );
+      const history = await timed(
+        "restore drill: 7. history import",
+        () => restore.importHistory(drill),
+      );
+      const procedureMs = Math.round(performance.now() - procedureStarted);
+      await waitUntil("every Deployment ready", allReady);
+
+      const restored = postgres(newUrl, { max: 1, onnotice: () => {} });
+      try {
+        const stored = await storedEvents(restored, prefix);
+        expect(ackedBefore.filter((id) => !stored.has(id))).toEqual([]);
+        // With the history of step 7, every acknowledged event, each once.
+        await expectStoredOnce(restored, result, prefix);
+        const leads =
+          await restored`SELECT count(*)::int AS n FROM ingest.leads WHERE id = ${leadId}`;
+        expect(leads[0].n).toBe(1);
+        const deliveries = await restored`
+          SELECT state FROM ingest.webhook_deliveries WHERE message_id = ${first.id}`;
+        expect(deliveries.map((d) => d.state)).toEqual(["delivered"]);
+        // The restored services had time to send what they hold pending: nothing of the lead again.
+        await sleep(8000);
+        expect(receiver!.deliveries.filter((d) => d.id === first.id).map((d) => d.status))
+          .toEqual([503, 204]);
+        console.log(
+          `realnode: restore drill: ${ackedBefore.length} events acknowledged before the dump ` +
+            `began, all restored; ${
+              result.acked.length - ackedBefore.length
+            } acknowledged after, ` +
+            `brought back by history import (${JSON.stringify(history)}); procedure ` +
+            `${procedureMs} ms; key ${extra.keyHash.slice(0, 16)}... refused again`,
+        );
+      } finally {
+        await restored.end();
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+    600_000,
   );
 
   it("uninstalls, leaving nothing of the release behind", async () => {
@@ -450,4 +729,64 @@ describe.runIf(canRunNode())("the umbrella chart on a real node", () => {
     // Garbage collection of the release's objects takes a few seconds.
     await expect.poll(left, { timeout: 60_000, interval: 1000 }).toEqual([]);
   }, 150_000);
+
+  it(
+    "upgrades from the previous release (its image and chart) to this one and rolls back, " +
+      "each under load: no read fails, every acknowledged event stored once",
+    async () => {
+      const prev = previous!;
+      // A database of its own, made by the previous release's migrations.
+      await sql.unsafe("CREATE DATABASE crm_prev");
+      const prevUrl = `postgres://postgres@${NODE_IP}:25432/crm_prev`;
+      const prevSql = postgres(prevUrl, { max: 2, onnotice: () => {} });
+      const imageOf = async () => [
+        ...new Set((await deployments()).map((d) => d.spec.template.spec.containers[0].image)),
+      ];
+      try {
+        await timed(`helm install ${prev.tag} (its chart, its values)`, () =>
+          helm([
+            "install",
+            RELEASE,
+            `${prev.dir}/helm/crm`,
+            "--create-namespace",
+            "--wait=watcher",
+            "--timeout",
+            "5m",
+            "-f",
+            `${prev.dir}/test/fixtures/realnode/values.yaml`,
+            "--set",
+            `global.image.tag=${prev.tag}`,
+            "--set",
+            `global.postgres.url=${prevUrl}`,
+          ]));
+        expect(await imageOf()).toEqual([prev.image]);
+        const token = await secretToken();
+        // Its own admin command line, from its tree.
+        const imported = await timed(
+          `${prev.tag} admin import`,
+          () => release.admin(["import", MANIFEST], token, prev.dir),
+        );
+        expect(imported.code, imported.stderr).toBe(0);
+        gateway = (await release.services())[`${RELEASE}-gateway`];
+        await underLoad(
+          `upgrade from ${prev.tag}`,
+          `from-${prev.tag}-${crypto.randomUUID().slice(0, 8)}`,
+          prevSql,
+          () => upgradeToThisChart([`global.postgres.url=${prevUrl}`]),
+        );
+        expect(await imageOf()).toEqual(["localhost/crm:dev"]);
+        expect(await secretToken()).toBe(token);
+        await underLoad(
+          `rollback to ${prev.tag}`,
+          `back-to-${prev.tag}-${crypto.randomUUID().slice(0, 8)}`,
+          prevSql,
+          () => helm(["rollback", RELEASE, "1", "--wait=watcher", "--timeout", "5m"]),
+        );
+        expect(await imageOf()).toEqual([prev.image]);
+      } finally {
+        await prevSql.end();
+      }
+    },
+    900_000,
+  );
 });

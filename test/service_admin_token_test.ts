@@ -17,6 +17,7 @@ import { AuthAdminService } from "../services/lib/gen/crm/auth/v1/auth_pb.ts";
 import { IngestAdminService } from "../services/lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { Health } from "../services/lib/gen/grpc/health/v1/health_pb.ts";
 import { WebhookAdminService } from "../services/lib/gen/crm/webhooks/v1/webhooks_pb.ts";
+import { MailAdminService } from "../services/lib/gen/crm/mail/v1/mail_pb.ts";
 
 const NO_STORAGE = { DATABASE_URL: "", REDIS_URL: "" };
 
@@ -44,6 +45,23 @@ describe("deno task service and ADMIN_TOKEN", { timeout: 60_000 }, () => {
       expect(run.code).not.toBe(0);
       expect(run.stderr, JSON.stringify(env)).toContain("needs DATABASE_URL");
       expect(run.stderr).not.toContain("set ADMIN_TOKEN");
+    }
+  });
+
+  it("takes the token from ADMIN_TOKEN_FILE, and refuses it given both ways", async () => {
+    const file = await Deno.makeTempFile();
+    try {
+      await Deno.writeTextFile(file, "a-long-operator-token\n");
+      const env = { ...NO_STORAGE, HOST: "0.0.0.0", ADMIN_TOKEN_FILE: file };
+      const run = await runTask(["service", "content"], env);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain("needs DATABASE_URL");
+      expect(run.stderr).not.toContain("set ADMIN_TOKEN");
+      const both = await runTask(["service", "content"], { ...env, ADMIN_TOKEN: "another" });
+      expect(both.code).not.toBe(0);
+      expect(both.stderr).toContain("set ADMIN_TOKEN or ADMIN_TOKEN_FILE, not both");
+    } finally {
+      await Deno.remove(file);
     }
   });
 
@@ -80,6 +98,10 @@ describe("admin RPCs with ADMIN_TOKEN set", () => {
         "IngestAdminService",
         () =>
           serviceClient(IngestAdminService, ingestUrl, options).exportEvents({ siteId: "none" }),
+      ],
+      [
+        "MailAdminService",
+        () => serviceClient(MailAdminService, ingestUrl, options).sendReports({ siteId: "none" }),
       ],
       ...[["content", contentUrl], ["ingest", ingestUrl]].map(([name, url]) =>
         [

@@ -6,7 +6,7 @@
  * date ranges, and `admin stats SITE_ID FILE` printing the same answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { beacon } from "./helpers/marketing.ts";
 import { reportKeyOf, statsQuery, statsSite, storeRows } from "./helpers/stats.ts";
@@ -24,7 +24,7 @@ const SECRET = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const today = (zone: string) => Temporal.Now.plainDateISO(zone);
 const visits = { metrics: ["visits"], date_range: "today" };
 
-describe.each(STORAGES)("POST /stats/v1/query on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("POST /stats/v1/query on %s", (storage) => {
   let sys: TestSystem;
   const adminEnv = () => ({
     AUTH_URL: sys.config.authUrl,

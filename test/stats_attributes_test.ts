@@ -17,7 +17,7 @@
  *   row E (vE, no session): 13:30 view /home without a screen → screen unknown
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { reportKeyOf, statsQuery, statsRows, statsSite, storeRows } from "./helpers/stats.ts";
 import { ManualClock } from "../services/lib/clock.ts";
@@ -84,7 +84,7 @@ const ROWS = [
   { at: t("13:30:00"), kind: "view" as const, body: { u: page("/home"), v: "vE" } },
 ];
 
-describe.each(STORAGES)("reports by the next attributes, %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("reports by the next attributes, %s", (storage) => {
   let sys: TestSystem;
   const rows = (body: Record<string, unknown>) =>
     statsRows(sys, SITE, { date_range: [DAY, DAY], ...body });

@@ -17,7 +17,7 @@
  * EUR 500, 2 events.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { reportKeyOf, statsQuery, statsSite, storeRows } from "./helpers/stats.ts";
 
@@ -60,7 +60,7 @@ const ROWS = [
   { at: "2026-03-01T10:00:00Z", kind: "view" as const, body: { u: page("/a"), v: "vW", s: "sW1" } },
 ];
 
-describe.each(STORAGES)("comparisons and time labels, %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("comparisons and time labels, %s", (storage) => {
   let sys: TestSystem;
   const query = async (body: Record<string, unknown>) => {
     const answer = await statsQuery(sys, { date_range: RANGE, ...body }, reportKeyOf(SITE));

@@ -11,7 +11,7 @@
  *   a bot (sBot, vBot): 14:00 view /pricing  14:01 signup  14:02 lead → only with include.bots
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { BOT, REPORT_KEY, reportKeyOf, statsSite, storeRows } from "./helpers/stats.ts";
 
@@ -57,7 +57,7 @@ const ROWS = [
 
 const STEPS = [{ page: "/pricing" }, { event: "signup" }, { lead: true }];
 
-describe.each(STORAGES)("funnels, %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("funnels, %s", (storage) => {
   let sys: TestSystem;
   const funnel = async (body: Record<string, unknown>, key = reportKeyOf(SITE)) => {
     const response = await fetch(`${sys.url}/stats/v1/funnel`, {

@@ -19,7 +19,7 @@
  * per visit; conversion to signup: vA and E of the 4 visitors = 50.0.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { BOT, statsQuery, statsRows, statsSite, storeRows } from "./helpers/stats.ts";
 import { exported } from "./helpers/marketing.ts";
@@ -93,7 +93,7 @@ const ALL = [
   "views_per_visit",
 ];
 
-describe.each(STORAGES)("reports on a hand-computed data set, %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("reports on a hand-computed data set, %s", (storage) => {
   let sys: TestSystem;
   const rows = (body: Record<string, unknown>) =>
     statsRows(sys, SITE, { date_range: [DAY, DAY], ...body });

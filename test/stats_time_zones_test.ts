@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
-import { DATABASE_URL, STORAGES } from "./helpers/env.ts";
+import { DATABASE_URL, SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
 import { beacon, exported } from "./helpers/marketing.ts";
@@ -27,7 +27,7 @@ const ZONES: Record<string, string | null> = {
   unzoned: null,
 };
 
-describe.each(STORAGES)("report days and hours on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("report days and hours on %s", (storage) => {
   let sys: TestSystem;
   const rows = (site: string, body: Record<string, unknown>) => statsRows(sys, site, body);
 
@@ -223,7 +223,7 @@ describe.each(STORAGES)("report days and hours on %s", (storage) => {
   });
 });
 
-describe.each(STORAGES)("answers that ignore the database session's zone, %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("answers that ignore the database session's zone, %s", (storage) => {
   let sys: TestSystem;
   let dropDatabase = () => Promise.resolve();
 

@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../services/lib/clock.ts";
 import { importManifest } from "../services/cli/site_manifest.ts";
-import { DATABASE_URL, STORAGES } from "./helpers/env.ts";
+import { DATABASE_URL, SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
 import { analyticsManifest, type Json, SECRET_KEY } from "./helpers/marketing.ts";
@@ -39,7 +39,7 @@ async function sharedStorage(storage: "pglite" | "postgres") {
   };
 }
 
-describe.each(STORAGES)("webhooks across a restart on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("webhooks across a restart on %s", (storage) => {
   const receiver = startReceiver(SECRET);
   afterAll(() => receiver.close());
 

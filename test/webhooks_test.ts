@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../services/lib/clock.ts";
 import { importManifest } from "../services/cli/site_manifest.ts";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { analyticsManifest, exported, type Json, SECRET_KEY } from "./helpers/marketing.ts";
 import { type Receiver, startReceiver } from "./helpers/webhook_receiver.ts";
@@ -54,7 +54,7 @@ function postLead(sys: TestSystem, body: Json): Promise<Response> {
   });
 }
 
-describe.each(STORAGES)("webhooks on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("webhooks on %s", (storage) => {
   const clock = new ManualClock(Date.now());
   let receiver: Receiver;
   let sys: TestSystem;

@@ -1,7 +1,12 @@
-/** The gateway serving widget.js: validators, conditional requests, compression, cache lifetime. */
+/**
+ * The gateway serving widget.js and the dashboard's files: validators,
+ * conditional requests, compression (br and gzip by Accept-Encoding's
+ * q-values), cache lifetime.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { WIDGET_OUTPUT } from "../widget/build.ts";
+import { DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "../dashboard/build.ts";
 import { readBuiltWidget } from "../services/gateway/main.ts";
 
 describe("GET /widget.js", () => {
@@ -52,6 +57,67 @@ describe("GET /widget.js", () => {
     expect(raw.headers.get("etag")).not.toBe(plain.headers.get("etag"));
     // fetch decodes gzip itself: the bytes are the script.
     expect(new Uint8Array(await raw.arrayBuffer())).toEqual(built);
+  });
+});
+
+describe("the widget and the dashboard's files", () => {
+  let sys: TestSystem;
+  const files = [
+    ["/widget.js", WIDGET_OUTPUT],
+    ["/dashboard/dashboard.js", DASHBOARD_SCRIPT],
+    ["/dashboard/dashboard.css", DASHBOARD_STYLE],
+  ] as const;
+  beforeAll(async () => {
+    sys = await startTestSystem();
+  });
+  afterAll(async () => {
+    await sys?.close();
+  });
+
+  const get = (path: string, headers: Record<string, string>) => sys.get(path, { headers });
+
+  it("offer br, then gzip, and never a coding the request gives q=0", async () => {
+    for (const [path, source] of files) {
+      const built = await Deno.readFile(source);
+      for (
+        const [accept, coding] of [
+          ["gzip, deflate, br", "br"],
+          ["br;q=0.5, gzip;q=0.2", "br"],
+          ["gzip", "gzip"],
+          ["br;q=0, gzip", "gzip"],
+          ["gzip;q=0", null],
+          ["br;q=0, gzip;q=0", null],
+          ["identity", null],
+        ] as const
+      ) {
+        const response = await get(path, { "accept-encoding": accept });
+        expect(response.status, `${path} ${accept}`).toBe(200);
+        expect(response.headers.get("content-encoding"), `${path} ${accept}`).toBe(coding);
+        expect(response.headers.get("vary")).toBe("Accept-Encoding");
+        // fetch decodes what it is sent: the bytes are the file.
+        expect(new Uint8Array(await response.arrayBuffer())).toEqual(built);
+      }
+    }
+  });
+
+  it("give each encoding its own strong ETag and answer 304 for any of them", async () => {
+    for (const [path] of files) {
+      const tags = [];
+      for (const accept of ["br", "gzip", "identity"]) {
+        const response = await get(path, { "accept-encoding": accept });
+        await response.body?.cancel();
+        tags.push(response.headers.get("etag")!);
+      }
+      expect(new Set(tags).size, path).toBe(3);
+      for (const tag of tags) expect(tag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+      for (const tag of tags) {
+        for (const accept of ["br", "gzip", "identity"]) {
+          const again = await get(path, { "if-none-match": tag, "accept-encoding": accept });
+          expect(again.status, `${path} ${tag} ${accept}`).toBe(304);
+          expect(await again.text()).toBe("");
+        }
+      }
+    }
   });
 });
 

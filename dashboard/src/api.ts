@@ -1,114 +1,100 @@
 /**
  * The reports API as the page reads it, from its own origin: POST
  * /stats/v1/query, POST /stats/v1/funnel and GET /stats/v1/site, with the
- * report key from this tab's session storage as the x-report-key header
- * (never in a URL). A 401 signs the page out.
+ * caller's credentials as headers (the report key from this tab's session
+ * storage as x-report-key, or a share link as x-share-link with its
+ * password; never in a URL). A 401 signs the page out.
  */
-import type { Change, Metric } from "./format.ts";
-import type { Step } from "./state.ts";
-import type { Body } from "./queries.ts";
+import type { components } from "../../clients/typescript/src/schema.ts";
 
-export const KEY_STORE = "crm_report_key";
+/** The reports API's bodies and answers, as the generated client types them. */
+type Schemas = components["schemas"];
+export type QueryBody = Schemas["Query"];
+export type FunnelBody = Schemas["Funnel"];
+export type Answer = Schemas["QueryAnswer"];
+export type ResultRow = Answer["results"][number];
+/** With include.compare; null where the compared range has no such bucket. */
+export type Comparison = NonNullable<Schemas["Comparison"]>;
+export type FunnelAnswer = Schemas["FunnelAnswer"];
+export type FunnelStepAnswer = FunnelAnswer["steps"][number];
+export type SiteInfo = Schemas["Site"];
+export type EventTypeInfo = SiteInfo["eventTypes"][number];
+export type Segment = Schemas["Segment"];
+export type SegmentBody = Schemas["SegmentBody"];
+
 export const REPORT_KEY = /^rk_[0-9a-f]{48}$/;
 
-export interface Comparison {
-  dimensions: (string | null)[];
-  metrics: Metric[];
-  change: Change[];
-}
-
-export interface ResultRow {
-  dimensions: (string | null)[];
-  metrics: Metric[];
-  /** With include.compare; null where the compared range has no such bucket. */
-  comparison?: Comparison | null;
-}
-
-export interface Answer {
-  results: ResultRow[];
-  totals?: Metric[];
-  totalsComparison?: Comparison | null;
-  meta: {
-    timeZone: string;
-    dateRange: [string, string];
-    totalRows: number;
-    compareDateRange?: [string, string] | null;
-    timeLabels?: string[];
-  };
-  /** The query as understood. */
-  query?: { metrics: string[]; dimensions: string[] };
-}
-
-export interface FunnelStepAnswer {
-  step: Step;
-  visitors: number;
-  visits: number;
-  conversionRate: number;
-  dropOff: number;
-}
-
-export interface FunnelAnswer {
-  steps: FunnelStepAnswer[];
-  meta: { timeZone: string; dateRange: [string, string] };
-}
-
-export interface EventTypeInfo {
-  name: string;
-  title: string;
-  status: "active" | "archived";
-  params: { key: string; type: string }[];
-  bringsRevenue: boolean;
-  currency: string | null;
-}
-
-export interface SiteInfo {
-  siteId: string;
-  timeZone: string | null;
-  eventTypes: EventTypeInfo[];
-}
-
-/** The key was refused (missing, unknown or revoked): the page signs out. */
+/**
+ * The key or share link was refused (missing, unknown, revoked or expired;
+ * a share link's password missing or wrong): the page signs out. The
+ * message is the API's (`invalid_key`, `password_required`).
+ */
 export class SignedOut extends Error {
   override name = "SignedOut";
 }
 
-export function storedKey(): string {
-  return sessionStorage.getItem(KEY_STORE) ?? "";
+export interface Api {
+  query(body: QueryBody): Promise<Answer>;
+  funnel(body: FunnelBody): Promise<FunnelAnswer>;
+  site(): Promise<SiteInfo>;
+  /** The site's segments, by name. */
+  segments(): Promise<Segment[]>;
+  createSegment(body: SegmentBody): Promise<Segment>;
+  replaceSegment(id: string, body: SegmentBody): Promise<Segment>;
+  deleteSegment(id: string): Promise<void>;
 }
 
 /**
- * A request; one that never got an answer (the network dropped, e.g. a
- * laptop changing networks) is sent once more. An answer, even an error, is
- * never asked again.
+ * The API with the headers `credentials` gives at each call. A request that
+ * never got an answer (the network dropped, e.g. a laptop changing networks)
+ * is sent once more; an answer, even an error, is never asked again.
  */
-async function send(path: string, body?: Body): Promise<Response> {
-  const init = () => ({
-    method: body ? "POST" : "GET",
-    headers: {
-      "x-report-key": storedKey(),
-      ...(body ? { "content-type": "application/json" } : {}),
+export function createApi(
+  credentials: () => Record<string, string>,
+  fetchFn: typeof fetch,
+): Api {
+  const send = async (
+    path: string,
+    body?: QueryBody | FunnelBody | SegmentBody,
+    method = body ? "POST" : "GET",
+  ): Promise<Response> => {
+    const init = () => ({
+      method,
+      headers: {
+        ...credentials(),
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    try {
+      return await fetchFn(path, init());
+    } catch {
+      return await fetchFn(path, init());
+    }
+  };
+  const call = async <T>(
+    path: string,
+    body?: QueryBody | FunnelBody | SegmentBody,
+    method?: string,
+  ): Promise<T> => {
+    const response = await send(path, body, method);
+    const json = await response.json().catch(() => ({}));
+    if (response.status === 401) throw new SignedOut(json.message ?? "invalid_key");
+    if (!response.ok) {
+      throw new Error(`${json.message}${json.problem ? `: ${json.problem}` : ""}`);
+    }
+    return json as T;
+  };
+  return {
+    query: (body) => call<Answer>("/stats/v1/query", body),
+    funnel: (body) => call<FunnelAnswer>("/stats/v1/funnel", body),
+    site: () => call<SiteInfo>("/stats/v1/site"),
+    segments: async () => (await call<{ segments: Segment[] }>("/stats/v1/segments")).segments,
+    createSegment: (body) => call<Segment>("/stats/v1/segments", body),
+    replaceSegment: (id, body) =>
+      call<Segment>(`/stats/v1/segments/${encodeURIComponent(id)}`, body, "PUT"),
+    deleteSegment: async (id) => {
+      await call<unknown>(`/stats/v1/segments/${encodeURIComponent(id)}`, undefined, "DELETE");
     },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  try {
-    return await fetch(path, init());
-  } catch {
-    return await fetch(path, init());
-  }
+  };
 }
-
-async function call<T>(path: string, body?: Body): Promise<T> {
-  const response = await send(path, body);
-  if (response.status === 401) throw new SignedOut("invalid_key");
-  const json = await response.json();
-  if (!response.ok) {
-    throw new Error(`${json.message}${json.problem ? `: ${json.problem}` : ""}`);
-  }
-  return json as T;
-}
-
-export const api = {
-  query: (body: Body) => call<Answer>("/stats/v1/query", body),
-  funnel: (body: Body) => call<FunnelAnswer>("/stats/v1/funnel", body),
-  site: () => call<SiteInfo>("/stats/v1/site"),
-};

@@ -6,7 +6,7 @@
  * minutes by minute, refreshed without reloading.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, REPORT_KEY, SignedOut } from "./api.ts";
+import { REPORT_KEY } from "./api.ts";
 import { Cards } from "./cards.tsx";
 import { Chart } from "./chart.tsx";
 import { FilterBar } from "./filters.tsx";
@@ -23,23 +23,13 @@ import {
   intervalOf,
   intervalsFor,
   isRealtime,
+  type MetricName,
   type View,
 } from "./state.ts";
-import {
-  keyOf,
-  pending,
-  refreshedAt,
-  signedIn,
-  signIn,
-  signInMessage,
-  signOut,
-  site,
-  update,
-  useLoad,
-  view,
-} from "./store.ts";
+import { useLoad, useStore } from "./store.ts";
 
 function SignIn() {
+  const { signIn, signInMessage } = useStore();
   const [key, setKey] = useState("");
   const [busy, setBusy] = useState(false);
   return (
@@ -80,6 +70,56 @@ function SignIn() {
   );
 }
 
+/** A share link's password form (GET /share/ID of a link with a password). */
+function SharePassword() {
+  const { signIn, signInMessage } = useStore();
+  const [password, setPassword] = useState("");
+  const [busy, setBusy] = useState(false);
+  return (
+    <main class="signin" id="share-password">
+      <h1>Reports</h1>
+      <form
+        id="share-password-form"
+        autocomplete="off"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          if (password === "") return;
+          setBusy(true);
+          await signIn(password);
+          setBusy(false);
+          setPassword("");
+        }}
+      >
+        <label for="share-password-input">Password</label>
+        <input
+          id="share-password-input"
+          name="password"
+          type="password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        <button type="submit" disabled={busy}>Show the reports</button>
+      </form>
+      <p id="signin-error" role="alert">{signInMessage.value}</p>
+      <p>This shared dashboard asks for a password.</p>
+    </main>
+  );
+}
+
+/** A share link that no longer works (revoked, expired or unknown). */
+function LinkGone() {
+  return (
+    <main class="signin" id="share-gone">
+      <h1>This link no longer works</h1>
+      <p>
+        The shared dashboard it pointed to was revoked, has expired or never existed. Ask whoever
+        sent it for a new link.
+      </p>
+    </main>
+  );
+}
+
 function comparedWords(current: View): string | undefined {
   const compare = compareOf(current);
   if (compare === undefined) return undefined;
@@ -89,6 +129,7 @@ function comparedWords(current: View): string | undefined {
 }
 
 function Overview() {
+  const { view, site, update, keyOf, refreshedAt, api } = useStore();
   const current = view.value;
   const metrics = cardMetrics(site.value, current);
   const summaryBody = summaryQuery(current, metrics);
@@ -96,9 +137,10 @@ function Overview() {
   const meta = summary.data?.meta;
   const days = meta ? daysBetween(meta.dateRange[0], meta.dateRange[1]) : daysOf(current.range);
   const interval = intervalOf(current, days);
-  const comparedDays = compareOf(current) && meta?.compareDateRange && !isRealtime(current)
-    ? meta.compareDateRange
-    : undefined;
+  const comparedDays: [string, string] | undefined =
+    compareOf(current) && meta?.compareDateRange && !isRealtime(current)
+      ? [meta.compareDateRange[0], meta.compareDateRange[1]]
+      : undefined;
   const chartBody = meta ? chartQuery(current, interval) : undefined;
   const comparedBody = chartBody && comparedDays
     ? comparedChartQuery(current, interval, comparedDays)
@@ -116,7 +158,9 @@ function Overview() {
     ? realtime ? "Last 30 minutes" : formatDays(meta.dateRange[0], meta.dateRange[1])
     : "";
   const comparedPeriod = meta?.compareDateRange
-    ? realtime ? "the 30 minutes before" : formatDays(...meta.compareDateRange)
+    ? realtime
+      ? "the 30 minutes before"
+      : formatDays(meta.compareDateRange[0], meta.compareDateRange[1])
     : undefined;
   return (
     <>
@@ -138,7 +182,9 @@ function Overview() {
       {chart.data && (
         <Chart
           series={seriesOf(chart.data[0], chart.data[1])}
-          metric={chart.data[0].query?.metrics[0] ?? current.metric}
+          // The answer echoes the metric it was asked for, one of the API's names.
+          metric={(chart.data[0].query?.metrics[0] as MetricName | null | undefined) ??
+            current.metric}
           interval={interval}
           intervals={intervalsFor(current.range, days)}
           onInterval={(i) => update((v) => ({ ...v, interval: i }))}
@@ -153,15 +199,20 @@ function Overview() {
 }
 
 function Dashboard() {
+  const { view, site, refused, pending, api, share } = useStore();
   useEffect(() => {
     if (!site.value) {
       api.site().then((info) => (site.value = info)).catch((error) =>
-        signOut(error instanceof SignedOut ? "That report key is not valid (any more)." : "")
+        refused(error, "That report key is not valid (any more).")
       );
     }
   }, []);
   return (
-    <div id="app" aria-busy={pending.value > 0}>
+    <div
+      id="app"
+      aria-busy={pending.value > 0}
+      class={share ? (share.embed ? "shared embedded" : "shared") : undefined}
+    >
       <Header />
       <main class="content">
         <FilterBar />
@@ -173,5 +224,8 @@ function Dashboard() {
 }
 
 export function App() {
-  return signedIn.value ? <Dashboard /> : <SignIn />;
+  const { signedIn, share, linkGone } = useStore();
+  if (share && linkGone.value) return <LinkGone />;
+  if (signedIn.value) return <Dashboard />;
+  return share ? <SharePassword /> : <SignIn />;
 }

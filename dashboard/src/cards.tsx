@@ -14,10 +14,10 @@ import {
   type Metric,
   METRIC_LABELS,
 } from "./format.ts";
-import { CHART_METRICS, type ChartMetric } from "./state.ts";
+import { CHART_METRICS, type ChartMetric, type MetricName } from "./state.ts";
 
 export interface CardsProps {
-  metrics: string[];
+  metrics: MetricName[];
   row: ResultRow | undefined;
   /** The compared period's words, e.g. "previous period"; undefined without comparison. */
   compared?: string;
@@ -83,7 +83,7 @@ export function Cards(props: CardsProps) {
         const comparison = props.compared ? row?.comparison : undefined;
         const before = comparison?.metrics[i];
         const change = comparison?.change[i];
-        const label = METRIC_LABELS[metric] ?? metric;
+        const label = METRIC_LABELS[metric];
         const body = metric === "revenue" && value !== undefined
           ? (
             <RevenueValue

@@ -9,11 +9,11 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import { formatDuration, formatMetric, formatTimeLabel, METRIC_LABELS } from "./format.ts";
 import type { Series } from "./series.ts";
-import type { Interval } from "./state.ts";
+import type { Interval, MetricName } from "./state.ts";
 
 export interface ChartProps {
   series: Series;
-  metric: string;
+  metric: MetricName;
   interval: Interval;
   intervals: Interval[];
   onInterval: (interval: Interval) => void;
@@ -107,7 +107,7 @@ function Plot(props: { series: Series; metric: string; interval: Interval; label
 
 export function Chart(props: ChartProps) {
   const { series, metric, interval } = props;
-  const label = METRIC_LABELS[metric] ?? metric;
+  const label = METRIC_LABELS[metric];
   const manyDays = new Set(series.labels.map((l) => l.slice(0, 10))).size > 1;
   return (
     <section class="chart panel" aria-labelledby="chart-title" data-testid="chart">

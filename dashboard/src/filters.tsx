@@ -3,15 +3,16 @@
  * The filters: one removable chip each, and a small dialog for the filters
  * a click on a row cannot make (is not, contains, does not contain; any
  * dimension, an event's declared properties included), with the range's
- * values of the chosen dimension as suggestions.
+ * values of the chosen dimension as suggestions; and the site's segments,
+ * to apply, save from the current filters, rename or delete.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, type SiteInfo } from "./api.ts";
+import { type SiteInfo } from "./api.ts";
 import { FilterChips } from "./chips.tsx";
 import { FILTER_DIMENSIONS, OPERATOR_LABELS } from "./panels.ts";
 import { suggestionsQuery } from "./queries.ts";
-import { type Operator, OPERATORS, withFilter, withoutFilter } from "./state.ts";
-import { keyOf, site, update, useLoad, view } from "./store.ts";
+import { type Operator, OPERATORS, SEGMENT, withFilter, withoutFilter } from "./state.ts";
+import { useLoad, useStore } from "./store.ts";
 
 /** Every dimension the dialog offers: the panels' and each declared event property. */
 export function filterDimensions(
@@ -25,6 +26,7 @@ export function filterDimensions(
 }
 
 export function FilterDialog(props: { onClose: () => void }) {
+  const { view, site, update, keyOf, api } = useStore();
   const ref = useRef<HTMLDialogElement>(null);
   const dimensions = filterDimensions(site.value);
   const [dimension, setDimension] = useState(dimensions[0].dimension);
@@ -99,13 +101,17 @@ export function FilterDialog(props: { onClose: () => void }) {
 }
 
 export function FilterBar() {
+  const store = useStore();
+  const { view, update } = store;
   const [open, setOpen] = useState(false);
   const current = view.value;
+  const names = new Map(store.segments.value.map((s) => [s.id, s.name]));
   return (
     <div class="filterbar">
       <FilterChips
         filters={current.filters}
         onRemove={(i) => update((v) => withoutFilter(v, i))}
+        segmentNames={names}
       />
       <button
         type="button"
@@ -116,6 +122,88 @@ export function FilterBar() {
         + Filter
       </button>
       {open && <FilterDialog onClose={() => setOpen(false)} />}
+      <SegmentMenu />
+    </div>
+  );
+}
+
+/**
+ * The site's segments: apply one (its chip joins the filters), and, with a
+ * report key, save the current filters as one, rename or delete one.
+ */
+export function SegmentMenu() {
+  const store = useStore();
+  const { segments, segmentMessage, readOnly } = store;
+  const [name, setName] = useState("");
+  const plain = store.view.value.filters.filter((f) => f[1] !== SEGMENT);
+  useEffect(() => {
+    if (store.signedIn.value) void store.loadSegments();
+  }, [store.signedIn.value]);
+  return (
+    <div class="segments" data-testid="segments">
+      {segments.value.length > 0 && (
+        <label>
+          Segment
+          <select
+            data-testid="segment-apply"
+            value=""
+            onChange={(e) => {
+              const id = e.currentTarget.value;
+              if (id) store.applySegment(id);
+            }}
+          >
+            <option value="">Apply a segment…</option>
+            {segments.value.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+          </select>
+        </label>
+      )}
+      {!readOnly && plain.length > 0 && (
+        <form
+          class="save-segment"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (name.trim()) void store.saveSegment(name.trim()).then(() => setName(""));
+          }}
+        >
+          <input
+            data-testid="segment-name"
+            placeholder="Segment name"
+            maxLength={80}
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+          <button type="submit" class="quiet" data-testid="segment-save">Save as segment</button>
+        </form>
+      )}
+      {!readOnly && segments.value.length > 0 && (
+        <ul class="segment-list" aria-label="Segments">
+          {segments.value.map((s) => (
+            <li key={s.id} data-testid="segment">
+              <span>{s.name}</span>
+              <button
+                type="button"
+                class="quiet"
+                aria-label={`Rename segment ${s.name}`}
+                onClick={() => {
+                  const next = globalThis.prompt?.("New name", s.name)?.trim();
+                  if (next && next !== s.name) void store.renameSegment(s.id, next);
+                }}
+              >
+                Rename
+              </button>
+              <button
+                type="button"
+                class="quiet"
+                aria-label={`Delete segment ${s.name}`}
+                onClick={() => void store.deleteSegment(s.id)}
+              >
+                Delete
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {segmentMessage.value && <p role="alert" class="message">{segmentMessage.value}</p>}
     </div>
   );
 }

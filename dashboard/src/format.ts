@@ -1,8 +1,12 @@
 /** How the dashboard shows metrics, changes, dimension values and times: plain functions, tested beside. */
 
-export type Metric = number | Record<string, number>;
+import type { Comparison, ResultRow } from "./api.ts";
+import type { MetricName } from "./state.ts";
+
+/** A metric's value: a number, or for revenue minor units per currency. */
+export type Metric = ResultRow["metrics"][number];
 /** A metric's change against the compared range: percent, points, per currency, or null. */
-export type Change = number | null | Record<string, number | null>;
+export type Change = Comparison["change"][number];
 export type Row = string[];
 
 const INTEGER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
@@ -75,7 +79,7 @@ export function describeChange(metric: string, change: number | null, before: st
   return `${change > 0 ? "up" : "down"} ${size} from ${before}`;
 }
 
-export const METRIC_LABELS: Record<string, string> = {
+export const METRIC_LABELS: Record<MetricName, string> = {
   visitors: "Visitors",
   visits: "Visits",
   pageviews: "Page views",

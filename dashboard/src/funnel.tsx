@@ -7,11 +7,11 @@
  * shown; the funnel takes the view's range and its visit filters only.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, type FunnelStepAnswer } from "./api.ts";
+import { type FunnelStepAnswer } from "./api.ts";
 import { formatNumber } from "./format.ts";
 import { funnelQuery } from "./queries.ts";
 import { funnelFilters, MAX_STEPS, MIN_STEPS, type Step, validStep, type View } from "./state.ts";
-import { keyOf, site, update, useLoad, view } from "./store.ts";
+import { useLoad, useStore } from "./store.ts";
 
 type Kind = "page" | "event" | "lead";
 
@@ -28,6 +28,7 @@ export function stepLabel(step: Step): string {
 function StepEditor(
   props: { step: Step; index: number; count: number; onChange: (step?: Step) => void },
 ) {
+  const { site } = useStore();
   const { step, index } = props;
   const events = site.value?.eventTypes ?? [];
   const kind = kindOf(step);
@@ -124,6 +125,7 @@ function Bars({ steps }: { steps: FunnelStepAnswer[] }) {
 const STARTER: Step[] = [{ page: "/" }, { lead: true }];
 
 export function Funnel() {
+  const { view, update, keyOf, api } = useStore();
   const current: View = view.value;
   const [draft, setDraft] = useState<Step[]>(current.steps.length ? current.steps : STARTER);
   useEffect(() => {

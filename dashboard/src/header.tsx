@@ -3,10 +3,12 @@
  * The header: the site, the current visitors (the last 5 minutes, a link to
  * the live view), the date picker with its presets and a custom range, the
  * comparison toggle (previous period, a year earlier, custom days, or off),
- * and sign out.
+ * and sign out. Under a share link there is no key to sign out of: a link
+ * with a password may forget it, and a "copy link" control shares the page;
+ * the embedded page (?embed=true) has neither.
  */
 import { useState } from "preact/hooks";
-import { api } from "./api.ts";
+
 import { formatDays, formatNumber } from "./format.ts";
 import { currentVisitorsQuery } from "./queries.ts";
 import {
@@ -18,7 +20,7 @@ import {
   type Range,
   type View,
 } from "./state.ts";
-import { keyOf, signOut, site, tick, update, useLoad, view } from "./store.ts";
+import { useLoad, useStore } from "./store.ts";
 
 export const PRESET_LABELS: Record<Preset, string> = {
   realtime: "Realtime",
@@ -73,6 +75,7 @@ function DaysForm(
 }
 
 export function DatePicker({ current }: { current: View }) {
+  const { update } = useStore();
   const custom = Array.isArray(current.range);
   const [editing, setEditing] = useState(false);
   return (
@@ -110,6 +113,7 @@ export function DatePicker({ current }: { current: View }) {
 }
 
 export function ComparePicker({ current }: { current: View }) {
+  const { update } = useStore();
   const custom = Array.isArray(current.compare);
   const [editing, setEditing] = useState(false);
   const enabled = canCompare(current.range);
@@ -153,6 +157,7 @@ export function ComparePicker({ current }: { current: View }) {
 
 /** Visitors of the last 5 minutes, refreshed with the live tick; a link to the live view. */
 export function CurrentVisitors() {
+  const { update, keyOf, tick, api } = useStore();
   const body = currentVisitorsQuery();
   tick.value; // refreshed on every tick, in every view
   const loaded = useLoad(keyOf(body, true), () => api.query(body));
@@ -174,9 +179,31 @@ export function CurrentVisitors() {
   );
 }
 
+/** Copies the shared page's address (without embed=true) for the reader to pass on. */
+function CopyLink() {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      class="quiet"
+      data-testid="copy-link"
+      onClick={async () => {
+        const url = new URL(location.href);
+        url.searchParams.delete("embed");
+        await navigator.clipboard?.writeText(url.href);
+        setCopied(true);
+      }}
+    >
+      {copied ? "Link copied" : "Copy link"}
+    </button>
+  );
+}
+
 export function Header() {
+  const { view, site, signOut, share } = useStore();
   const current = view.value;
   const info = site.value;
+  const signOutShown = !share || (!share.embed && share.passwordRequired);
   return (
     <header class="top">
       <div class="brand">
@@ -192,9 +219,17 @@ export function Header() {
       <div class="controls">
         <DatePicker current={current} />
         <ComparePicker current={current} />
-        <button type="button" class="quiet" onClick={() => signOut()} data-testid="signout">
-          Sign out
-        </button>
+        {share && !share.embed && <CopyLink />}
+        {signOutShown && (
+          <button
+            type="button"
+            class="quiet"
+            onClick={() => signOut()}
+            data-testid="signout"
+          >
+            Sign out
+          </button>
+        )}
       </div>
     </header>
   );

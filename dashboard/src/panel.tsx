@@ -7,23 +7,24 @@
  * conversion rate, and breaks one event down by a declared property.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { type Answer, api, type ResultRow, type SiteInfo } from "./api.ts";
+import { type Answer, type QueryBody, type ResultRow, type SiteInfo } from "./api.ts";
 import { csvOf, formatMetric, METRIC_LABELS, valueLabel } from "./format.ts";
 import { type PanelDef, panelOf, PANELS, type Tab, tabOf } from "./panels.ts";
 import { conversionQuery, listQuery, tabDimension } from "./queries.ts";
-import { compareOf, type View, withFilter } from "./state.ts";
-import { keyOf, site, update, useLoad, view } from "./store.ts";
+import { compareOf, type MetricName, type View, withFilter } from "./state.ts";
+import { type Store, useLoad, useStore } from "./store.ts";
 import { changeColumn, type Column, TopList } from "./toplist.tsx";
 
-function metricColumns(metrics: string[]): Column[] {
+function metricColumns(metrics: MetricName[]): Column[] {
   return metrics.map((metric, i) => ({
-    label: METRIC_LABELS[metric] ?? metric,
+    label: METRIC_LABELS[metric],
     text: (row: ResultRow) => formatMetric(metric, row.metrics[i]),
   }));
 }
 
 /** Each listed event's conversion rate among the view's visitors, by event name. */
 function useConversions(rows: ResultRow[] | undefined, current: View) {
+  const { keyOf, api } = useStore();
   const names = (rows ?? []).map((r) => r.dimensions[0]).filter((n): n is string => n !== null);
   const bodies = names.map((name) => conversionQuery(current, name));
   const loaded = useLoad(
@@ -55,6 +56,7 @@ function typesWithParams(info: SiteInfo | undefined) {
 
 /** The event and property whose values the properties tab lists. */
 function PropertyChoice({ current }: { current: View }) {
+  const { site, update } = useStore();
   const types = typesWithParams(site.value);
   const type = types.find((t) => t.name === current.event);
   if (types.length === 0) return <p class="empty">No event type declares properties.</p>;
@@ -95,6 +97,7 @@ function PropertyChoice({ current }: { current: View }) {
 }
 
 function Tabs(props: { panel: PanelDef; tab: Tab }) {
+  const { update } = useStore();
   const { panel, tab } = props;
   if (panel.tabs.length < 2) return null;
   const choose = (id: string) =>
@@ -136,7 +139,7 @@ function Tabs(props: { panel: PanelDef; tab: Tab }) {
 /** The columns of a list: its metrics, conversion rates for events, and changes when full. */
 function columnsOf(
   tab: Tab,
-  metrics: string[],
+  metrics: MetricName[],
   answer: Answer | undefined,
   rates: Map<string, number>,
   current: View,
@@ -149,11 +152,12 @@ function columnsOf(
   return columns;
 }
 
-function pick(dimension: string) {
+function pick(update: Store["update"], dimension: string) {
   return (value: string) => update((v) => withFilter(v, ["is", dimension, [value]]));
 }
 
 export function Panel({ def }: { def: PanelDef }) {
+  const { view, update, keyOf, api } = useStore();
   const current = view.value;
   const tab = tabOf(def, current.tabs[def.id]);
   const body = listQuery(tab, current, false);
@@ -183,8 +187,8 @@ export function Panel({ def }: { def: PanelDef }) {
           name={tab.dimension === "event:props" ? current.property ?? tab.name : tab.name}
           none={tab.dimension === "event:props" ? "(not set)" : tab.none}
           rows={loaded.data.results}
-          columns={columnsOf(tab, body!.metrics as string[], loaded.data, rates, current)}
-          onPick={pick(dimension)}
+          columns={columnsOf(tab, body!.metrics, loaded.data, rates, current)}
+          onPick={pick(update, dimension)}
         />
       )}
       {dimension && loaded.data && loaded.data.meta.totalRows > 0 && (
@@ -226,6 +230,7 @@ function download(name: string, tab: Tab, dimension: string, answer: Answer, col
 
 /** The full list of the panel the view names in `more`, in a modal dialog. */
 export function MoreDialog() {
+  const { view, update, keyOf, api } = useStore();
   const ref = useRef<HTMLDialogElement>(null);
   const current = view.value;
   const def = panelOf(current.more!);
@@ -233,10 +238,10 @@ export function MoreDialog() {
   const dimension = tabDimension(tab, current);
   const [search, setSearch] = useState("");
   const listed = listQuery(tab, current, true);
-  const body = listed && search.trim()
+  const body: QueryBody | undefined = listed && search.trim()
     ? {
       ...listed,
-      filters: [...(listed.filters as unknown[]), ["contains", dimension, [search.trim()]]],
+      filters: [...(listed.filters ?? []), ["contains", dimension, [search.trim()]]],
     }
     : listed;
   const loaded = useLoad(keyOf(body), () => api.query(body!));
@@ -247,9 +252,7 @@ export function MoreDialog() {
   useEffect(() => {
     ref.current?.showModal();
   }, []);
-  const columns = loaded.data
-    ? columnsOf(tab, body!.metrics as string[], loaded.data, rates, current)
-    : [];
+  const columns = loaded.data ? columnsOf(tab, body!.metrics, loaded.data, rates, current) : [];
   const title = `${def.title}: ${tab.label}`;
   return (
     <dialog
@@ -291,7 +294,7 @@ export function MoreDialog() {
           none={tab.none}
           rows={loaded.data.results}
           columns={columns}
-          onPick={pick(dimension)}
+          onPick={pick(update, dimension)}
           testid="more-list"
         />
       )}

@@ -3,18 +3,20 @@
  * dimension a tab lists, what a row without a value is called, and which
  * metrics its full list shows. The components only read this table.
  */
-import type { PanelId } from "./state.ts";
+import type { FixedDimension, VisitAttributeName } from "../../services/lib/stats/vocabulary.ts";
+import type { MetricName, Operator, PanelId } from "./state.ts";
 
 export interface Tab {
   id: string;
   /** The tab's name (plural), and one value's (a filter chip's). */
   label: string;
   name: string;
-  dimension: string;
+  /** A dimension of the API; event:props stands for event:props:KEY of the chosen property. */
+  dimension: FixedDimension | "event:props";
   /** The row without a value: its label, or undefined to leave it out of the list. */
   none?: string;
   /** The metrics of the full list ("more"); the short list shows the first. */
-  metrics: string[];
+  metrics: MetricName[];
   /** Tabs of a group are chosen from one menu (the UTM tags). */
   group?: string;
 }
@@ -25,11 +27,17 @@ export interface PanelDef {
   tabs: Tab[];
 }
 
-const VISIT_METRICS = ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"];
-const PAGE_METRICS = ["visitors", "pageviews"];
-const AD_METRICS = ["visitors", "visits", "events", "leads", "revenue"];
+const VISIT_METRICS: MetricName[] = [
+  "visitors",
+  "visits",
+  "pageviews",
+  "bounce_rate",
+  "visit_duration",
+];
+const PAGE_METRICS: MetricName[] = ["visitors", "pageviews"];
+const AD_METRICS: MetricName[] = ["visitors", "visits", "events", "leads", "revenue"];
 
-function visitTab(id: string, label: string, name: string, none?: string): Tab {
+function visitTab(id: VisitAttributeName, label: string, name: string, none?: string): Tab {
   return { id, label, name, dimension: `visit:${id}`, none, metrics: VISIT_METRICS };
 }
 
@@ -122,12 +130,11 @@ export function tabOf(panel: PanelDef, chosen: string | undefined): Tab {
 }
 
 /** Every dimension a filter can name, with its label, for the filter dialog and the chips. */
-export const FILTER_DIMENSIONS: { dimension: string; label: string }[] = [
+export const FILTER_DIMENSIONS: { dimension: FixedDimension; label: string }[] = [
   ...PANELS.flatMap((p) =>
-    p.tabs.filter((t) => t.dimension !== "event:props").map((t) => ({
-      dimension: t.dimension,
-      label: t.name,
-    }))
+    p.tabs.flatMap((t) =>
+      t.dimension === "event:props" ? [] : [{ dimension: t.dimension, label: t.name }]
+    )
   ),
   { dimension: "visit:visitor_type", label: "Visitor type" },
 ];
@@ -138,7 +145,7 @@ export function dimensionLabel(dimension: string): string {
   return FILTER_DIMENSIONS.find((d) => d.dimension === dimension)?.label ?? dimension;
 }
 
-export const OPERATOR_LABELS: Record<string, string> = {
+export const OPERATOR_LABELS: Record<Operator, string> = {
   is: "is",
   is_not: "is not",
   contains: "contains",

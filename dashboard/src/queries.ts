@@ -3,7 +3,7 @@
  * a view: plain functions, so what each card, chart, panel and funnel asks
  * is tested without a browser (and the browser tests ask the same).
  */
-import type { SiteInfo } from "./api.ts";
+import type { FunnelBody, QueryBody, SiteInfo } from "./api.ts";
 import type { Tab } from "./panels.ts";
 import {
   compareOf,
@@ -11,12 +11,11 @@ import {
   type Filter,
   funnelFilters,
   type Interval,
+  type MetricName,
   type Step,
   validStep,
   type View,
 } from "./state.ts";
-
-export type Body = Record<string, unknown>;
 
 /** Rows of a panel's short list and of its full list. */
 export const SHORT_LIST = 9;
@@ -24,7 +23,13 @@ export const FULL_LIST = 100;
 /** The window of "current visitors" in the header. */
 export const CURRENT_RANGE = "5m";
 
-const VISIT_METRICS = ["visitors", "visits", "pageviews", "bounce_rate", "visit_duration"];
+const VISIT_METRICS: MetricName[] = [
+  "visitors",
+  "visits",
+  "pageviews",
+  "bounce_rate",
+  "visit_duration",
+];
 
 /** The event:name the view filters on with `is`, if any (conversion rates then make sense). */
 export function goalOf(view: View): string | undefined {
@@ -37,32 +42,34 @@ export function goalOf(view: View): string | undefined {
  * declares event types (revenue where one brings it), leads, and the
  * conversion rate while an event filter is on.
  */
-export function cardMetrics(site: SiteInfo | undefined, view: View): string[] {
+export function cardMetrics(site: SiteInfo | undefined, view: View): MetricName[] {
   const types = site?.eventTypes ?? [];
   return [
     ...VISIT_METRICS,
-    ...(types.length ? ["events"] : []),
-    ...(types.some((t) => t.bringsRevenue) ? ["revenue"] : []),
+    ...(types.length ? ["events" as const] : []),
+    ...(types.some((t) => t.bringsRevenue) ? ["revenue" as const] : []),
     "leads",
-    ...(goalOf(view) ? ["conversion_rate"] : []),
+    ...(goalOf(view) ? ["conversion_rate" as const] : []),
   ];
 }
 
-function base(view: View): Body {
+function base(view: View): Pick<QueryBody, "date_range" | "filters"> {
   return { date_range: dateRangeOf(view.range), filters: view.filters };
 }
 
-function include(view: View, extra: Record<string, unknown> = {}): Record<string, unknown> {
+type Include = NonNullable<QueryBody["include"]>;
+
+function include(view: View, extra: Include = {}): Include {
   const compare = compareOf(view);
   return compare === undefined ? extra : { ...extra, compare };
 }
 
-export function summaryQuery(view: View, metrics: string[]): Body {
+export function summaryQuery(view: View, metrics: MetricName[]): QueryBody {
   return { metrics, ...base(view), include: include(view) };
 }
 
 /** The chart's metric over time, every bucket of the range labelled. */
-export function chartQuery(view: View, interval: Interval): Body {
+export function chartQuery(view: View, interval: Interval): QueryBody {
   return {
     metrics: [view.metric],
     ...base(view),
@@ -72,7 +79,11 @@ export function chartQuery(view: View, interval: Interval): Body {
 }
 
 /** The same over the compared days, drawn as the second series bucket by bucket. */
-export function comparedChartQuery(view: View, interval: Interval, days: [string, string]): Body {
+export function comparedChartQuery(
+  view: View,
+  interval: Interval,
+  days: [string, string],
+): QueryBody {
   return { ...chartQuery(view, interval), date_range: days };
 }
 
@@ -94,7 +105,7 @@ export function tabFilters(tab: Tab, view: View, dimension: string): Filter[] {
 }
 
 /** A panel's list: short (its first metric, or the events' counts) or full, with the change. */
-export function listQuery(tab: Tab, view: View, full: boolean): Body | undefined {
+export function listQuery(tab: Tab, view: View, full: boolean): QueryBody | undefined {
   const dimension = tabDimension(tab, view);
   if (!dimension) return undefined;
   const eventsTab = tab.dimension.startsWith("event:name") || tab.dimension === "event:props";
@@ -109,7 +120,7 @@ export function listQuery(tab: Tab, view: View, full: boolean): Body | undefined
 }
 
 /** One event's conversion rate: the share of the view's visitors who sent it. */
-export function conversionQuery(view: View, eventName: string): Body {
+export function conversionQuery(view: View, eventName: string): QueryBody {
   return {
     metrics: ["conversion_rate"],
     ...base(view),
@@ -118,7 +129,7 @@ export function conversionQuery(view: View, eventName: string): Body {
 }
 
 /** The values a dimension takes in the view's range, as suggestions of the filter dialog. */
-export function suggestionsQuery(view: View, dimension: string): Body {
+export function suggestionsQuery(view: View, dimension: string): QueryBody {
   return {
     metrics: ["visitors"],
     date_range: dateRangeOf(view.range),
@@ -128,12 +139,12 @@ export function suggestionsQuery(view: View, dimension: string): Body {
   };
 }
 
-export function currentVisitorsQuery(): Body {
+export function currentVisitorsQuery(): QueryBody {
   return { metrics: ["visitors"], date_range: CURRENT_RANGE };
 }
 
 /** The funnel of the view's complete steps (undefined with fewer than two). */
-export function funnelQuery(view: View): Body | undefined {
+export function funnelQuery(view: View): FunnelBody | undefined {
   const steps = view.steps.map(validStep).filter((s): s is Step => s !== undefined);
   if (steps.length < 2) return undefined;
   return { date_range: dateRangeOf(view.range), filters: funnelFilters(view.filters), steps };

@@ -14,7 +14,10 @@ export interface Series {
   compared?: (number | null)[];
 }
 
-function byLabel(answer: Answer): { labels: string[]; values: number[] } {
+/** What the chart reads of an answer. */
+type Buckets = Pick<Answer, "results" | "meta">;
+
+function byLabel(answer: Buckets): { labels: string[]; values: number[] } {
   const found = new Map<string, number>();
   for (const row of answer.results) {
     const value = row.metrics[0];
@@ -26,7 +29,7 @@ function byLabel(answer: Answer): { labels: string[]; values: number[] } {
   return { labels, values: labels.map((label) => found.get(label) ?? 0) };
 }
 
-export function seriesOf(answer: Answer, comparedAnswer?: Answer): Series {
+export function seriesOf(answer: Buckets, comparedAnswer?: Buckets): Series {
   const now = byLabel(answer);
   if (!comparedAnswer) return now;
   const before = byLabel(comparedAnswer);

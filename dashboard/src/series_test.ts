@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Answer } from "./api.ts";
 import { seriesOf } from "./series.ts";
 
-function answer(rows: [string, number][], labels?: string[]): Answer {
+function answer(rows: [string, number][], labels?: string[]): Pick<Answer, "results" | "meta"> {
   return {
     results: rows.map(([label, value]) => ({ dimensions: [label], metrics: [value] })),
     meta: { timeZone: "UTC", dateRange: ["", ""], totalRows: rows.length, timeLabels: labels },

@@ -4,35 +4,41 @@
  * "more" list, the event whose properties are broken down and the funnel's
  * steps. The URL holds it (url.ts); every change makes a new view through the
  * functions here, so the logic is tested without a browser.
+ *
+ * The names and limits are the reports' vocabulary's, and what a query
+ * takes is typed by the generated client, so a name the API does not know
+ * does not compile.
  */
+import type { components } from "../../clients/typescript/src/schema.ts";
+import {
+  DAY_PRESETS,
+  MAX_STEPS,
+  MIN_STEPS,
+  OPERATORS,
+  TIME_DIMENSIONS,
+  type TimeDimension,
+} from "../../services/lib/stats/vocabulary.ts";
 
-export const PRESETS = [
-  "realtime",
-  "today",
-  "yesterday",
-  "7d",
-  "30d",
-  "month",
-  "year",
-  "all",
-] as const;
+type Query = components["schemas"]["Query"];
+export type MetricName = Query["metrics"][number];
+export type Operator = NonNullable<Query["filters"]>[number][0];
+export type Step = components["schemas"]["FunnelStep"];
+export { MAX_STEPS, MIN_STEPS, OPERATORS };
+
+/** The live view (the last 30 minutes), then the presets of whole local days. */
+export const PRESETS = ["realtime", ...DAY_PRESETS] as const;
 export type Preset = typeof PRESETS[number];
 /** A preset, or first and last local day ("YYYY-MM-DD"), inclusive. */
 export type Range = Preset | [string, string];
 
-export type CompareChoice = "off" | "previous_period" | "year_over_year" | [string, string];
+export type CompareChoice = "off" | NonNullable<NonNullable<Query["include"]>["compare"]>;
 
-export const INTERVALS = ["minute", "hour", "day", "week", "month"] as const;
-export type Interval = typeof INTERVALS[number];
+/** The chart's buckets: the grains of the time dimensions. */
+export type Interval = TimeDimension extends `time:${infer G}` ? G : never;
+export const INTERVALS: readonly Interval[] = TIME_DIMENSIONS.map((d) => d.slice(5) as Interval);
 
-export const OPERATORS = ["is", "is_not", "contains", "contains_not"] as const;
-export type Operator = typeof OPERATORS[number];
 /** A filter as the query takes it: operator, dimension, values. */
 export type Filter = [Operator, string, string[]];
-
-export type Step = { page: string } | { event: string } | { lead: true };
-export const MIN_STEPS = 2;
-export const MAX_STEPS = 8;
 
 /** Metrics the chart can draw (revenue is per currency and is not drawn). */
 export const CHART_METRICS = [
@@ -44,7 +50,7 @@ export const CHART_METRICS = [
   "events",
   "leads",
   "conversion_rate",
-] as const;
+] as const satisfies readonly MetricName[];
 export type ChartMetric = typeof CHART_METRICS[number];
 
 export const PANEL_IDS = ["sources", "pages", "locations", "devices", "events", "ads"] as const;
@@ -93,7 +99,7 @@ export function daysBetween(first: string, last: string): number {
 }
 
 /** The query's date_range of a view's range: realtime is the last 30 minutes. */
-export function dateRangeOf(range: Range): string | [string, string] {
+export function dateRangeOf(range: Range): Query["date_range"] {
   return range === "realtime" ? "30m" : range;
 }
 
@@ -107,7 +113,7 @@ export function canCompare(range: Range): boolean {
 }
 
 /** The query's include.compare, or undefined when the view compares nothing. */
-export function compareOf(view: View): string | [string, string] | undefined {
+export function compareOf(view: View): Exclude<CompareChoice, "off"> | undefined {
   if (view.compare === "off" || !canCompare(view.range)) return undefined;
   return view.compare;
 }
@@ -176,9 +182,12 @@ export function withoutFilter(view: View, index: number): View {
   return { ...view, filters: view.filters.filter((_, i) => i !== index) };
 }
 
-/** The filters a funnel takes: visit: ones only (its rows are the steps). */
+/** The filter of saved segments: `["is", "segment", [ID]]` (is_not: the visits of none). */
+export const SEGMENT = "segment";
+
+/** The filters a funnel takes: visit: ones and segments (its rows are the steps). */
 export function funnelFilters(filters: Filter[]): Filter[] {
-  return filters.filter((f) => f[1].startsWith("visit:"));
+  return filters.filter((f) => f[1].startsWith("visit:") || f[1] === SEGMENT);
 }
 
 /** The step as the funnel's body takes it, or undefined when it is not complete. */

@@ -7,7 +7,9 @@
  *   ?range=7d | range=2026-11-01..2026-11-20
  *   &compare=off | year_over_year | 2026-10-01..2026-10-20   (default previous_period)
  *   &interval=week &metric=pageviews
- *   &f=is,visit:channel,paid  (repeated; the value is everything after the second comma)
+ *   &f=is,visit:channel,paid|email  (one a filter; `is,segment,ID` applies a saved segment, repeated for several; after the
+ *      second comma the filter's values, separated by "|"; a "|" or a backslash
+ *      inside a value is written with a backslash before it)
  *   &sources=utm_campaign &devices=screen ...   (a panel's tab, when not the first)
  *   &more=pages &event=purchase &property=product
  *   &step=page:/pricing* &step=event:signup &step=lead   (the funnel, in order)
@@ -29,6 +31,7 @@ import {
   type Preset,
   PRESETS,
   type Range,
+  SEGMENT,
   type Step,
   type View,
 } from "./state.ts";
@@ -57,16 +60,30 @@ export function filterOfText(text: string): Filter | undefined {
   if (first < 0 || second < 0) return undefined;
   const operator = text.slice(0, first);
   const dimension = text.slice(first + 1, second);
-  const value = text.slice(second + 1);
+  const values = valuesOfText(text.slice(second + 1));
   if (!(OPERATORS as readonly string[]).includes(operator)) return undefined;
-  if (!/^(visit|event):[a-z_]+(:[A-Za-z][A-Za-z0-9_]*)?$/.test(dimension) || value === "") {
-    return undefined;
-  }
-  return [operator as Operator, dimension, [value]];
+  const named = /^(visit|event):[a-z_]+(:[A-Za-z][A-Za-z0-9_]*)?$/.test(dimension) ||
+    (dimension === SEGMENT && (operator === "is" || operator === "is_not"));
+  if (!named || values.some((value) => value === "")) return undefined;
+  return [operator as Operator, dimension, values];
 }
 
-export function filterText(filter: Filter): string[] {
-  return filter[2].map((value) => `${filter[0]},${filter[1]},${value}`);
+/** One filter's text: its values joined by "|", each "|" and "\\" escaped. */
+export function filterText(filter: Filter): string {
+  const values = filter[2].map((value) => value.replace(/[\\|]/g, (c) => `\\${c}`));
+  return `${filter[0]},${filter[1]},${values.join("|")}`;
+}
+
+/** The values of a filter's text: split at each "|" that is not escaped. */
+function valuesOfText(text: string): string[] {
+  const values = [""];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\\" && i + 1 < text.length) values[values.length - 1] += text[++i];
+    else if (c === "|") values.push("");
+    else values[values.length - 1] += c;
+  }
+  return values;
 }
 
 export function stepOfText(text: string): Step | undefined {
@@ -127,9 +144,7 @@ export function searchOf(view: View): string {
   }
   if (view.interval) params.set("interval", view.interval);
   if (view.metric !== DEFAULT_VIEW.metric) params.set("metric", view.metric);
-  for (const filter of view.filters) {
-    for (const text of filterText(filter)) params.append("f", text);
-  }
+  for (const filter of view.filters) params.append("f", filterText(filter));
   for (const id of PANEL_IDS) {
     const tab = view.tabs[id];
     if (tab) params.set(id, tab);

@@ -18,6 +18,9 @@ describe("the view in the URL", () => {
         ["is", "visit:channel", ["paid"]],
         ["contains_not", "event:page", ["/blog, and more"]],
         ["is", "event:props:product", ["Ethiopia Guji & co=1"]],
+        ["is", "visit:country", ["DE", "AT", "CH"]],
+        ["contains", "event:page", ["a|b", "back\\slash\\", "|"]],
+        ["contains", "event:page", ["x"]],
       ],
       tabs: { sources: "utm_campaign", devices: "screen", events: "props" },
       more: "pages",
@@ -30,6 +33,19 @@ describe("the view in the URL", () => {
     expect(viewOf(search)).toEqual(view);
   });
 
+  it("keeps a filter of several values one filter (any value matches), apart from another on the same dimension", () => {
+    const filters: View["filters"] = [
+      ["is", "visit:channel", ["paid", "email"]],
+      ["is", "visit:channel", ["paid"]],
+    ];
+    const search = searchOf({ ...DEFAULT_VIEW, filters });
+    expect(new URLSearchParams(search).getAll("f")).toEqual([
+      "is,visit:channel,paid|email",
+      "is,visit:channel,paid",
+    ]);
+    expect(viewOf(search).filters).toEqual(filters);
+  });
+
   it("writes presets and comparisons by name", () => {
     const search = searchOf({ ...DEFAULT_VIEW, range: "realtime", compare: "year_over_year" });
     expect(new URLSearchParams(search).get("range")).toBe("realtime");
@@ -40,7 +56,8 @@ describe("the view in the URL", () => {
   it("reads what it does not know as the default, never as an error", () => {
     const view = viewOf(
       "?range=2026-02-30..2026-03-01&compare=2026-03-02..2026-03-01&interval=decade&metric=revenue" +
-        "&f=like,visit:channel,paid&f=is,visit:channel&f=is,<script>,x&f=is,visit:country,&more=x" +
+        "&f=like,visit:channel,paid&f=is,visit:channel&f=is,<script>,x&f=is,visit:country," +
+        "&f=is,visit:country,DE||AT&f=is,visit:country,DE|&more=x" +
         "&step=page:&step=event:&step=nothing&sources=Bad-Tab",
     );
     expect(view).toEqual(DEFAULT_VIEW);

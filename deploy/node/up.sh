@@ -31,8 +31,18 @@ done
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$PG_BIN/initdb" ] || { log "Postgres server binaries missing"; exit 1; }
 if [ -e "$NODE_DIR/host" ]; then
-  log "$NODE_DIR holds a node already: run deploy/node/down.sh first"
-  exit 1
+  # A node whose processes all died with the run that started it (a killed
+  # session, a crashed test) still holds the host: down.sh puts it back first.
+  # A node with a live process belongs to someone else and is left alone.
+  for f in "$NODE_DIR"/pids/*; do
+    [ -e "$f" ] || continue
+    if alive "$(basename "$f")"; then
+      log "$NODE_DIR holds a running node ($(basename "$f") is alive): run deploy/node/down.sh first"
+      exit 1
+    fi
+  done
+  log "$NODE_DIR holds a node left by a run that died: taking it down first"
+  bash "$HERE/down.sh" || { log "down.sh could not put the host back"; exit 1; }
 fi
 
 T0=$(now_ms)

@@ -21,8 +21,11 @@ import type { SitePart } from "../lib/site_admin.ts";
 import type { AuthStore, SiteImport } from "./storage.ts";
 import type { Resolver } from "./resolver.ts";
 
-/** Drops every cached answer about a key, here and (through the bus) everywhere. */
-async function forgetKey(resolver: Resolver, bus: Bus, keyHash: string) {
+/**
+ * Drops every cached answer about a key (by its hash) or a share link (by its
+ * id), here and (through the bus) everywhere.
+ */
+export async function forgetKey(resolver: Resolver, bus: Bus, keyHash: string) {
   await resolver.forgetKey(keyHash);
   await bus.publish("key-changed", keyHash);
 }
@@ -32,15 +35,17 @@ function importPlan(manifest: Manifest): SiteImport {
     siteId: manifest.site.id,
     name: manifest.site.name,
     domains: manifest.site.domains,
+    embedOrigins: manifest.site.embedOrigins,
     siteKeyHashes: manifest.siteKeys.map(storedKeyHash),
     secretKeyHashes: manifest.secretKeys.map(storedKeyHash),
     reportKeyHashes: manifest.reportKeys.map(storedKeyHash),
+    previewKeyHashes: manifest.previewKeys.map(storedKeyHash),
   };
 }
 
 /**
  * The site, its domains and its keys: the members site.id, site.name,
- * site.domains, siteKeys, secretKeys, reportKeys.
+ * site.domains, siteKeys, secretKeys, reportKeys, previewKeys.
  */
 export function authSitePart(store: AuthStore, resolver: Resolver, bus: Bus): SitePart {
   return {
@@ -60,17 +65,26 @@ export function authSitePart(store: AuthStore, resolver: Resolver, bus: Bus): Si
         await bus.publish("origin-changed", host);
       }
       for (const keyHash of applied.keyHashes) await forgetKey(resolver, bus, keyHash);
+      for (const id of applied.shareIds) await forgetKey(resolver, bus, id);
       return applied.changes;
     },
 
     async export(siteId) {
       const site = await store.site(siteId);
       if (!site) return undefined;
+      const previewKeys = await store.activeKeys(siteId, "preview");
       return {
-        site: { id: site.siteId, name: site.name, domains: site.domains },
+        site: {
+          id: site.siteId,
+          name: site.name,
+          domains: site.domains,
+          ...(site.embedOrigins.length ? { embedOrigins: site.embedOrigins } : {}),
+        },
         siteKeys: await store.activeKeys(siteId, "site"),
         secretKeys: await store.activeKeys(siteId, "secret"),
         reportKeys: await store.activeKeys(siteId, "report"),
+        // Optional in a manifest: absent when the site has none.
+        ...(previewKeys.length ? { previewKeys } : {}),
       };
     },
   };
@@ -80,13 +94,17 @@ const KINDS: Partial<Record<KeyKind, Kind>> = {
   [KeyKind.SITE]: "site",
   [KeyKind.SECRET]: "secret",
   [KeyKind.REPORT]: "report",
+  [KeyKind.PREVIEW]: "preview",
 };
 
 export function authAdminHandlers(
   store: AuthStore,
   resolver: Resolver,
   bus: Bus,
-): ServiceImpl<typeof AuthAdminService> {
+): Omit<
+  ServiceImpl<typeof AuthAdminService>,
+  "createShareLink" | "listShareLinks" | "revokeShareLink"
+> {
   return {
     async listSites() {
       return { siteIds: await store.siteIds() };

@@ -16,6 +16,7 @@ import { authService } from "./main.ts";
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const REPORT_KEY = "rk_" + "ab".repeat(24);
+const PREVIEW_KEY = "pv_" + "cd".repeat(16);
 const TOKEN = "t0ken";
 const TTL_S = 60;
 
@@ -28,6 +29,7 @@ const DEMO = manifest("demo", {
   siteKeys: [SITE_KEY],
   secretKeys: [SECRET_KEY],
   reportKeys: [REPORT_KEY],
+  previewKeys: [PREVIEW_KEY],
 });
 
 describe("auth-service through an in-memory transport", () => {
@@ -67,6 +69,7 @@ describe("auth-service through an in-memory transport", () => {
       siteKeys: [hashKey(SITE_KEY)],
       secretKeys: [hashKey(SECRET_KEY)],
       reportKeys: [hashKey(REPORT_KEY)],
+      previewKeys: [hashKey(PREVIEW_KEY)],
     });
   });
 
@@ -78,6 +81,7 @@ describe("auth-service through an in-memory transport", () => {
     });
     expect((await auth.resolveSecretKey({ key: SECRET_KEY })).siteId).toBe("demo");
     expect((await auth.resolveReportKey({ key: REPORT_KEY })).siteId).toBe("demo");
+    expect((await auth.resolvePreviewKey({ key: PREVIEW_KEY })).siteId).toBe("demo");
     expect(await auth.resolveOrigin({ origin: "https://demo.example" })).toMatchObject({
       siteId: "demo",
       cacheUntilMs: until,
@@ -97,6 +101,8 @@ describe("auth-service through an in-memory transport", () => {
     // A key of another kind, even of the right site, is refused by its format.
     expect(await refusal(auth.resolveSiteKey({ key: SECRET_KEY }))).toMatchObject(invalidKey);
     expect(await refusal(auth.resolveReportKey({ key: SECRET_KEY }))).toMatchObject(invalidKey);
+    expect(await refusal(auth.resolvePreviewKey({ key: SITE_KEY }))).toMatchObject(invalidKey);
+    expect(await refusal(auth.resolveSiteKey({ key: PREVIEW_KEY }))).toMatchObject(invalidKey);
     const unknownDomain = { code: Code.InvalidArgument, reason: "unknown_domain" };
     expect(await refusal(auth.resolveOrigin({ origin: "https://other.example" }))).toMatchObject(
       unknownDomain,

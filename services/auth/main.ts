@@ -9,11 +9,14 @@ import {
   runService,
   type ServiceDefinition,
 } from "../lib/service_runtime.ts";
-import { AUTH_SCHEMA, authMigrations } from "./migrations.ts";
+import { AUTH_SCHEMA, authMigrations } from "./migrations/mod.ts";
 import { AuthStore } from "./storage.ts";
 import { Resolver } from "./resolver.ts";
 import { authHandlers } from "./handlers.ts";
 import { authAdminHandlers, authSitePart } from "./admin_handlers.ts";
+import { ShareStore } from "./share_store.ts";
+import { shareAdminHandlers, shareHandlers } from "./share_handlers.ts";
+import { publicUrlOf } from "../lib/config.ts";
 
 /**
  * auth-service as a definition: its schema, the services it mounts and how
@@ -28,7 +31,8 @@ export function authService(platform: Platform): ServiceDefinition {
     services: [AuthService, AuthAdminService, SiteAdminService],
     setup(context) {
       const store = new AuthStore(context.db);
-      const resolver = new Resolver(store, {
+      const shares = new ShareStore(context.db);
+      const resolver = new Resolver(store, shares, {
         ttlMs: platform.config.keyCacheTtlS * 1000,
         redis: platform.redis,
         keyPrefix: platform.config.redisKeyPrefix,
@@ -38,8 +42,21 @@ export function authService(platform: Platform): ServiceDefinition {
       });
       return {
         routes(router) {
-          router.service(AuthService, authHandlers(resolver));
-          router.service(AuthAdminService, authAdminHandlers(store, resolver, platform.bus));
+          router.service(AuthService, {
+            ...authHandlers(resolver),
+            ...shareHandlers(resolver, platform.clock),
+          });
+          router.service(AuthAdminService, {
+            ...authAdminHandlers(store, resolver, platform.bus),
+            ...shareAdminHandlers({
+              store: shares,
+              sites: store,
+              resolver,
+              bus: platform.bus,
+              clock: platform.clock,
+              publicUrl: () => publicUrlOf(platform.config),
+            }),
+          });
           router.service(
             SiteAdminService,
             siteAdminHandlers(context, authSitePart(store, resolver, platform.bus)),

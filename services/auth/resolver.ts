@@ -14,12 +14,15 @@ import type { Redis } from "../lib/redis.ts";
 import type { Logger } from "../lib/log.ts";
 import type { KeyKind } from "../lib/keys.ts";
 import type { AuthStore } from "./storage.ts";
+import type { ShareStore } from "./share_store.ts";
 
 export interface Resolution {
   /** The site, or null when the key or host is unknown, revoked or of another kind. */
   siteId: string | null;
   /** Unix ms until which this answer may be reused. */
   until: number;
+  /** A live share link's password hash (null: none) and its site's embed origins. */
+  share?: { passwordHash: string | null; embedOrigins: string[] };
 }
 
 export interface ResolverOptions {
@@ -38,10 +41,12 @@ const MAX_LOCAL = 50_000;
 export class Resolver {
   #local: Cache<Resolution>;
   #store: AuthStore;
+  #shares: ShareStore;
   #options: ResolverOptions;
 
-  constructor(store: AuthStore, options: ResolverOptions) {
+  constructor(store: AuthStore, shares: ShareStore, options: ResolverOptions) {
     this.#store = store;
+    this.#shares = shares;
     this.#options = options;
     // Every answer carries its own deadline (`until`), the same at every level.
     this.#local = new Cache<Resolution>({
@@ -61,12 +66,38 @@ export class Resolver {
   siteForKey(kind: KeyKind, keyHash: string): Promise<Resolution> {
     return this.#resolve(`key:${keyHash}`, async () => {
       const key = await this.#store.keyByHash(keyHash);
-      return key && key.kind === kind && !key.revoked ? key.siteId : null;
+      return { siteId: key && key.kind === kind && !key.revoked ? key.siteId : null };
     });
   }
 
   siteForHost(host: string): Promise<Resolution> {
-    return this.#resolve(`host:${host}`, async () => (await this.#store.siteForHost(host)) ?? null);
+    return this.#resolve(`host:${host}`, async () => ({
+      siteId: (await this.#store.siteForHost(host)) ?? null,
+    }));
+  }
+
+  /**
+   * A share link, while it is neither revoked nor expired: cached as keys
+   * are (its revocation publishes key-changed with its id), and never past
+   * its expiry. Kept in this process only: the entry holds the password's
+   * hash, which goes nowhere but here.
+   */
+  shareLink(id: string): Promise<Resolution> {
+    return this.#resolve(`key:${id}`, async () => {
+      const link = await this.#shares.link(id);
+      const now = this.#options.clock.now();
+      if (!link || link.revokedAt !== null || (link.expiresAt !== null && link.expiresAt <= now)) {
+        return { siteId: null };
+      }
+      return {
+        siteId: link.siteId,
+        until: link.expiresAt ?? undefined,
+        share: {
+          passwordHash: link.passwordHash,
+          embedOrigins: await this.#shares.embedOrigins(link.siteId),
+        },
+      };
+    }, { shared: false });
   }
 
   /** Drops a key's cached answer here and in Redis (after a change to the key). */
@@ -91,14 +122,22 @@ export class Resolver {
     }
   }
 
-  async #resolve(cacheKey: string, load: () => Promise<string | null>): Promise<Resolution> {
+  async #resolve(
+    cacheKey: string,
+    load: () => Promise<Omit<Resolution, "until"> & { until?: number }>,
+    { shared: viaRedis = true } = {},
+  ): Promise<Resolution> {
     const resolution = await this.#local.get(cacheKey, async () => {
-      const shared = await this.#shared(cacheKey);
+      const shared = viaRedis ? await this.#shared(cacheKey) : undefined;
       if (shared) return { value: shared, until: shared.until };
       const now = this.#options.clock.now();
       const { redis, ttlMs, log } = this.#options;
-      const read: Resolution = { siteId: await load(), until: now + ttlMs };
-      if (ttlMs > 0 && redis) {
+      const loaded = await load();
+      const read: Resolution = {
+        ...loaded,
+        until: Math.min(now + ttlMs, loaded.until ?? Infinity),
+      };
+      if (viaRedis && ttlMs > 0 && redis) {
         redis.set(this.#redisKey(cacheKey), JSON.stringify(read), "PX", ttlMs).catch(
           (error: Error) => log.debug("redis write failed", { error }),
         );

@@ -14,20 +14,29 @@ export interface SiteRecord {
   siteId: string;
   name: string;
   domains: string[];
+  embedOrigins: string[];
 }
 
 export interface SiteImport {
   siteId: string;
   name: string;
   domains: string[];
+  /** site.embedOrigins: the origins that may frame the site's shared page. */
+  embedOrigins: string[];
   siteKeyHashes: string[];
   secretKeyHashes: string[];
   reportKeyHashes: string[];
+  previewKeyHashes: string[];
 }
 
 export interface ImportConflict {
   path: string;
   problem: string;
+}
+
+/** jsonb's text (`["a", "b"]`) as JSON.stringify writes it, to compare lists. */
+function canonicalJson(text: string): string {
+  return JSON.stringify(JSON.parse(text));
 }
 
 export class AuthStore {
@@ -51,8 +60,8 @@ export class AuthStore {
   }
 
   async site(siteId: string): Promise<SiteRecord | undefined> {
-    const rows = await this.db.query<{ name: string }>(
-      "select name from auth.sites where site_id = $1",
+    const rows = await this.db.query<{ name: string; embed_origins: string }>(
+      "select name, embed_origins::text as embed_origins from auth.sites where site_id = $1",
       [siteId],
     );
     if (!rows[0]) return undefined;
@@ -60,7 +69,12 @@ export class AuthStore {
       "select domain from auth.site_domains where site_id = $1 order by position",
       [siteId],
     );
-    return { siteId, name: rows[0].name, domains: domains.map((d) => d.domain) };
+    return {
+      siteId,
+      name: rows[0].name,
+      domains: domains.map((d) => d.domain),
+      embedOrigins: JSON.parse(rows[0].embed_origins),
+    };
   }
 
   async siteIds(): Promise<string[]> {
@@ -93,6 +107,7 @@ export class AuthStore {
       ["site", plan.siteKeyHashes, "$.siteKeys"],
       ["secret", plan.secretKeyHashes, "$.secretKeys"],
       ["report", plan.reportKeyHashes, "$.reportKeys"],
+      ["preview", plan.previewKeyHashes, "$.previewKeys"],
     ];
     for (const [kind, hashes, path] of lists) {
       for (const [i, hash] of hashes.entries()) {
@@ -132,12 +147,14 @@ export class AuthStore {
       changes: Record<string, number>;
       hosts: string[];
       keyHashes: string[];
+      /** Share links whose cached answers (embed origins) must be forgotten. */
+      shareIds: string[];
     }
   > {
     return await this.db.transaction(async (tx) => {
       const changes: Record<string, number> = {};
-      const existing = await tx.query<{ name: string }>(
-        "select name from auth.sites where site_id = $1 for update",
+      const existing = await tx.query<{ name: string; embed_origins: string }>(
+        "select name, embed_origins::text as embed_origins from auth.sites where site_id = $1 for update",
         [plan.siteId],
       );
       const [conflict] = await this.importConflicts(plan, maxSecretKeys, tx);
@@ -154,6 +171,20 @@ export class AuthStore {
           plan.name,
         ]);
         changes.site = 1;
+      }
+      const shareIds: string[] = [];
+      const origins = JSON.stringify(plan.embedOrigins);
+      if (origins !== (existing[0] ? canonicalJson(existing[0].embed_origins) : "[]")) {
+        await tx.query("update auth.sites set embed_origins = $2::jsonb where site_id = $1", [
+          plan.siteId,
+          origins,
+        ]);
+        changes.embedOrigins = plan.embedOrigins.length;
+        const links = await tx.query<{ id: string }>(
+          "select id from auth.share_links where site_id = $1",
+          [plan.siteId],
+        );
+        shareIds.push(...links.map((l) => l.id));
       }
 
       const stored = await tx.query<{ host: string; domain: string }>(
@@ -189,6 +220,7 @@ export class AuthStore {
         ["site", plan.siteKeyHashes, "siteKeys"],
         ["secret", plan.secretKeyHashes, "secretKeys"],
         ["report", plan.reportKeyHashes, "reportKeys"],
+        ["preview", plan.previewKeyHashes, "previewKeys"],
       ];
       for (const [kind, hashes, label] of lists) {
         for (const hash of hashes) {
@@ -203,7 +235,7 @@ export class AuthStore {
           }
         }
       }
-      return { changes, hosts: [...hosts], keyHashes };
+      return { changes, hosts: [...hosts], keyHashes, shareIds };
     });
   }
 

@@ -14,16 +14,8 @@ import { type AdminClients, adminClients, SITE_SERVICES } from "./admin_clients.
 import { exportManifest, importManifest } from "./site_manifest.ts";
 import type { Config } from "../lib/config.ts";
 import { openDatabase } from "../lib/db/mod.ts";
-import { migrate, type Migration } from "../lib/db/migrate.ts";
-import { AUTH_SCHEMA, authMigrations } from "../auth/migrations.ts";
-import { CONTENT_SCHEMA, contentMigrations } from "../content/migrations.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "../ingest/migrations.ts";
-
-const SCHEMAS: [string, string, readonly Migration[]][] = [
-  ["auth", AUTH_SCHEMA, authMigrations],
-  ["content", CONTENT_SCHEMA, contentMigrations],
-  ["ingest", INGEST_SCHEMA, ingestMigrations],
-];
+import { migrate } from "../lib/db/migrate.ts";
+import { SCHEMAS } from "./schemas.ts";
 import {
   exportCommand,
   historyCommand,
@@ -33,16 +25,21 @@ import {
   visitorCommand,
 } from "./analytics_commands.ts";
 import { webhooksCommand } from "./webhook_commands.ts";
+import { migrateStatus } from "./migrate_status.ts";
+import { shareCommand } from "./share_commands.ts";
+import { reportsCommand } from "./reports_command.ts";
 
 const USAGE = `usage: deno task admin <command>
   import FILE                              upsert a site manifest
   export-site SITE_ID                      print a site's manifest (key hashes, not keys)
-  key create SITE_ID --kind site|secret|report
+  key create SITE_ID --kind site|secret|report|preview
                                            create a key and print it once
   key revoke KEY                           revoke a key (or its sha256: hash)
   migrate                                  apply every service's pending migrations
   migrate --database                       the same, straight on DATABASE_URL, with no service
                                            running (the Helm chart's pre-install Job)
+  migrate status [--database]              print each schema's applied, latest and pending
+                                           migrations and its background backfills' progress
   events export SITE_ID [--since ISO]      print stored custom events as NDJSON, oldest first
   pageviews export SITE_ID [--since ISO]   print stored page views as NDJSON, oldest first
   leads export SITE_ID [--since ISO]       print stored leads as NDJSON, oldest first
@@ -53,10 +50,18 @@ const USAGE = `usage: deno task admin <command>
   stats SITE_ID FILE                       print the answer of the reports query in FILE
   stats rebuild SITE_ID                    recompute a site's visits from its rows
                                            and print what changed
-  history import SITE_ID FILE              store the page views and events of FILE (NDJSON in
-                                           the exports' shape, with "kind"); prints the counts
+  stats dropped SITE_ID [--since ISO]      count what the site's shields dropped, by reason
+  history import SITE_ID FILE              store the page views, events and leads of FILE (NDJSON
+                                           in the exports' shape, with "kind"); prints the counts
   webhooks log SITE_ID [--since ISO]       print the site's webhook delivery attempts as
-                                           NDJSON, oldest first`;
+                                           NDJSON, oldest first
+  share create SITE_ID [--expires ISO] [--password TEXT] [--label TEXT]
+                                           create a read-only link to the site's reports
+  share list SITE_ID                       print the site's share links (never passwords)
+  share revoke ID                          revoke a share link
+  reports send SITE_ID [--period week|month]
+                                           send the site's email reports of the last complete
+                                           period now, to recipients that have not had them`;
 
 /** Answers what to print as JSON, or undefined when the command printed its own output. */
 type Command = (
@@ -75,6 +80,7 @@ const KEY_KINDS: Record<string, KeyKind> = {
   site: KeyKind.SITE,
   secret: KeyKind.SECRET,
   report: KeyKind.REPORT,
+  preview: KeyKind.PREVIEW,
 };
 
 const commands: Record<string, Command> = {
@@ -101,7 +107,9 @@ const commands: Record<string, Command> = {
       });
       const [siteId] = positional(positionals, 1, "SITE_ID");
       const kind = KEY_KINDS[values.kind ?? ""];
-      if (kind === undefined) throw new UsageError("--kind must be site, secret or report");
+      if (kind === undefined) {
+        throw new UsageError("--kind must be site, secret, report or preview");
+      }
       const created = await clients.auth.createKey({ siteId, kind });
       return { siteId, kind: values.kind, key: created.key, keyHash: created.keyHash };
     }
@@ -117,8 +125,9 @@ const commands: Record<string, Command> = {
     throw new UsageError("key needs create or revoke");
   },
 
-  async migrate(clients, args, config) {
-    if (args.length === 1 && args[0] === "--database") return await migrateDatabase(config);
+  async migrate(clients, args, config, io) {
+    if (args[0] === "status") return await migrateStatus(clients, args.slice(1), config);
+    if (args.length === 1 && args[0] === "--database") return await migrateDatabase(config, io);
     positional(args, 0, "no arguments, or --database");
     const out: Record<string, { applied: number[]; current: number }> = {};
     for (const name of SITE_SERVICES) {
@@ -137,6 +146,8 @@ const commands: Record<string, Command> = {
   stats: (clients, args, _config, io) => statsCommand(clients, args, io),
   history: (clients, args, _config, io) => historyCommand(clients, args, io),
   webhooks: (clients, args, _config, io) => webhooksCommand(clients, args, io),
+  share: (clients, args, config) => shareCommand(clients, args, config.publicUrl),
+  reports: (clients, args) => reportsCommand(clients, args),
 };
 
 /**
@@ -173,7 +184,9 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
     else if (error instanceof ManifestError) {
       await fail(`invalid manifest at ${error.path}: ${error.problem}`);
     } else {
-      const what = name === "key" ? `key ${args[0]}` : name;
+      const what = name === "key" || name === "share" || name === "reports"
+        ? `${name} ${args[0]}`
+        : name;
       await fail(`${what} failed: ${oneLine(error)}`);
     }
     return 1;
@@ -186,13 +199,20 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
  * schema's migrations take the same advisory lock the services take, so a
  * service migrating at the same time waits.
  */
-async function migrateDatabase(config: Config) {
+async function migrateDatabase(config: Config, io: CommandIo) {
   if (!config.databaseUrl) throw new UsageError("--database needs DATABASE_URL");
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const out: Record<string, { applied: number[]; current: number }> = {};
-    for (const [name, schema, migrations] of SCHEMAS) {
-      out[name] = await migrate(db, schema, migrations);
+    for (const { service, schema, migrations } of SCHEMAS) {
+      out[service] = await migrate(db, schema, migrations, {
+        // One line per retry on stderr: the Job's log says what it waited for.
+        onRetry: ({ what, attempt, waitMs, error }) =>
+          void io.stderr.write(
+            `${what}: lock not granted (try ${attempt}: ${oneLine(error)}); ` +
+              `trying again in ${waitMs} ms\n`,
+          ),
+      });
     }
     return out;
   } finally {

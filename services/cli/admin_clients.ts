@@ -11,6 +11,7 @@ import { AuthAdminService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import { IngestAdminService } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { WebhookAdminService } from "../lib/gen/crm/webhooks/v1/webhooks_pb.ts";
+import { MailAdminService } from "../lib/gen/crm/mail/v1/mail_pb.ts";
 import type { Config } from "../lib/config.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
 
@@ -29,6 +30,8 @@ export interface AdminClients extends SiteAdminClients {
   stats: Client<typeof StatsService>;
   /** The services with an outbox: content.published and post.published, then lead.created. */
   webhooks: Client<typeof WebhookAdminService>[];
+  /** Email reports (ingest-service). */
+  mail: Client<typeof MailAdminService>;
 }
 
 export function adminClients(config: Config, timeoutMs = 120_000): AdminClients {
@@ -45,5 +48,6 @@ export function adminClients(config: Config, timeoutMs = 120_000): AdminClients 
     webhooks: [config.contentUrl, config.ingestUrl].map((url) =>
       serviceClient(WebhookAdminService, url, options)
     ),
+    mail: serviceClient(MailAdminService, config.ingestUrl, options),
   };
 }

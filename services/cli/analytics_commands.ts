@@ -15,7 +15,8 @@ export class UsageError extends Error {}
 
 /** A page of an export is read within this. */
 const EXPORT_PAGE_TIMEOUT_MS = 5 * 60_000;
-const RETENTION_TIMEOUT_MS = 6 * 60 * 60_000;
+/** The longest `retention run` waits for ingest-service (the chart's CronJob allows more). */
+export const RETENTION_TIMEOUT_MS = 6 * 60 * 60_000;
 
 export function sinceOf(value: string | undefined): bigint | undefined {
   if (value === undefined) return undefined;
@@ -143,7 +144,8 @@ const STATS_TIMEOUT_MS = 10 * 60_000;
  * `stats SITE_ID FILE`: the answer of the reports query in FILE, exactly as
  * POST /stats/v1/query answers it (the body must be a JSON object, as there).
  * `stats rebuild SITE_ID`: the site's derived report tables recomputed from
- * its rows, and what changed.
+ * its rows, and what changed. `stats dropped SITE_ID [--since ISO]`: how many
+ * page views and events the site's shields dropped, by reason.
  */
 export async function statsCommand(
   clients: AdminClients,
@@ -167,7 +169,27 @@ export async function statsCommand(
       elapsedMs: Number(answer.elapsedMs),
     };
   }
-  if (args.length !== 2) throw new UsageError("expected SITE_ID FILE, or rebuild SITE_ID");
+  if (args[0] === "dropped") {
+    const { positionals, values } = parseArgs({
+      args: args.slice(1),
+      options: { since: { type: "string" } },
+      allowPositionals: true,
+    });
+    if (positionals.length !== 1) throw new UsageError("expected dropped SITE_ID [--since ISO]");
+    const answer = await clients.ingest.droppedCounts({
+      siteId: positionals[0],
+      sinceMs: sinceOf(values.since),
+    });
+    return {
+      ip: Number(answer.ip),
+      country: Number(answer.country),
+      page: Number(answer.page),
+      referrer: Number(answer.referrer),
+    };
+  }
+  if (args.length !== 2) {
+    throw new UsageError("expected SITE_ID FILE, rebuild SITE_ID or dropped SITE_ID [--since ISO]");
+  }
   const [siteId, file] = args;
   const text = await Deno.readTextFile(pathOf(io, file)).catch((e) => {
     throw new UsageError(`cannot read ${file}: ${e.message}`);
@@ -229,10 +251,10 @@ export async function historyCommand(
     throw new UsageError(`cannot read ${file}: ${e.message}`);
   });
   const send = async (dryRun: boolean) => {
-    const total = { pageviews: 0, events: 0, skipped: 0 };
+    const total = { pageviews: 0, events: 0, leads: 0, skipped: 0 };
     let chunk: { text: string; number: number }[] = [];
     const flush = async () => {
-      if (chunk.length === 0 && (total.pageviews || total.events || total.skipped)) return;
+      if (chunk.length === 0 && Object.values(total).some((n) => n > 0)) return;
       const answer = await clients.ingest.importHistory({
         siteId,
         lines: chunk.map((l) => l.text),
@@ -242,6 +264,7 @@ export async function historyCommand(
       }, { timeoutMs: HISTORY_TIMEOUT_MS });
       total.pageviews += Number(answer.pageviews);
       total.events += Number(answer.events);
+      total.leads += Number(answer.leads);
       total.skipped += Number(answer.skipped);
       chunk = [];
     };

@@ -67,6 +67,43 @@ export function consoleEnv(env: Record<string, string | undefined>): Record<stri
   return env.OTEL_DENO_CONSOLE ? {} : { OTEL_DENO_CONSOLE: "replace" };
 }
 
+/**
+ * What the runtime must be told when the process serves the gateway and
+ * TRACE_TRUST_PARENT is 0: not to read an incoming traceparent itself
+ * (OTEL_PROPAGATORS=none), so its span of a request is sampled at the
+ * gateway's own ratio (services/gateway/trace_parent.ts). Our own calls
+ * carry their trace context whatever the runtime's propagators are.
+ */
+export function traceTrustEnv(
+  env: Record<string, string | undefined>,
+  servesGateway: boolean,
+): Record<string, string> {
+  return servesGateway && env.TRACE_TRUST_PARENT === "0" && !env.OTEL_PROPAGATORS
+    ? { OTEL_PROPAGATORS: "none" }
+    : {};
+}
+
+/**
+ * Why the runtime's settings break TRACE_TRUST_PARENT=0 in a process that
+ * serves the gateway, or undefined: the runtime's propagators, as it read
+ * them at boot, still read traceparent (OTEL_DENO set by the operator, so
+ * there was no relaunch to set them, or OTEL_PROPAGATORS naming it).
+ */
+export function traceTrustProblem(
+  env: Record<string, string | undefined>,
+  servesGateway: boolean,
+): string | undefined {
+  if (!servesGateway || env.TRACE_TRUST_PARENT !== "0" || env.OTEL_DENO !== "true") {
+    return undefined;
+  }
+  // Deno's default is tracecontext and baggage.
+  const propagators = (env.OTEL_PROPAGATORS ?? "tracecontext,baggage").split(",")
+    .map((p) => p.trim());
+  if (!propagators.includes("tracecontext")) return undefined;
+  return "TRACE_TRUST_PARENT=0 needs the runtime not to read traceparent itself: set " +
+    "OTEL_PROPAGATORS=none (or leave OTEL_DENO unset: the command then sets it)";
+}
+
 /** `deno run` arguments that start `mainModule` again with `args`, and the system's V8 flags. */
 export function relaunchArgs(mainModule: string, args: readonly string[]): string[] {
   return ["run", V8_FLAGS_ARG, "-A", mainModule, ...args];
@@ -76,7 +113,10 @@ export function relaunchArgs(mainModule: string, args: readonly string[]): strin
  * Runs this command again with the exporter on, when export is wanted.
  * Resolves with the exit code to leave with, or undefined to go on here.
  */
-export async function relaunchWithOtel(serviceName: string): Promise<number | undefined> {
+export async function relaunchWithOtel(
+  serviceName: string,
+  servesGateway = false,
+): Promise<number | undefined> {
   const env = Deno.env.toObject();
   if (!needsOtelRuntime(env)) return undefined;
   const child = new Deno.Command(Deno.execPath(), {
@@ -86,6 +126,7 @@ export async function relaunchWithOtel(serviceName: string): Promise<number | un
       [RELAUNCHED]: "1",
       ...consoleEnv(env),
       ...serviceNameEnv(env, serviceName),
+      ...traceTrustEnv(env, servesGateway),
     },
     stdin: "inherit",
     stdout: "inherit",

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { consoleEnv, needsOtelRuntime, relaunchArgs, serviceNameEnv } from "./otel_runtime.ts";
+import {
+  consoleEnv,
+  needsOtelRuntime,
+  relaunchArgs,
+  serviceNameEnv,
+  traceTrustEnv,
+  traceTrustProblem,
+} from "./otel_runtime.ts";
 import { V8_FLAGS_ARG } from "./v8_flags.ts";
 
 describe("needsOtelRuntime", () => {
@@ -50,5 +57,32 @@ describe("relaunchArgs", () => {
       "file:///app/services/cli/service.ts",
       "gateway",
     ]);
+  });
+});
+
+describe("TRACE_TRUST_PARENT=0 and the runtime's propagators", () => {
+  const untrusting = { TRACE_TRUST_PARENT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" };
+
+  it("are turned off in the relaunch of a process that serves the gateway", () => {
+    expect(traceTrustEnv(untrusting, true)).toEqual({ OTEL_PROPAGATORS: "none" });
+    expect(traceTrustEnv(untrusting, false)).toEqual({});
+    expect(traceTrustEnv({ ...untrusting, TRACE_TRUST_PARENT: "1" }, true)).toEqual({});
+    expect(traceTrustEnv({}, true)).toEqual({});
+    // The operator's own choice is kept (and checked below).
+    expect(traceTrustEnv({ ...untrusting, OTEL_PROPAGATORS: "baggage" }, true)).toEqual({});
+  });
+
+  it("refuse a runtime that would read traceparent itself", () => {
+    const booted = { ...untrusting, OTEL_DENO: "true" };
+    expect(traceTrustProblem(booted, true)).toMatch(
+      /^TRACE_TRUST_PARENT=0 needs .*OTEL_PROPAGATORS/,
+    );
+    expect(traceTrustProblem({ ...booted, OTEL_PROPAGATORS: "tracecontext" }, true)).toBeDefined();
+    expect(traceTrustProblem({ ...booted, OTEL_PROPAGATORS: "none" }, true)).toBeUndefined();
+    expect(traceTrustProblem({ ...booted, OTEL_PROPAGATORS: "baggage" }, true)).toBeUndefined();
+    expect(traceTrustProblem(booted, false)).toBeUndefined();
+    expect(traceTrustProblem({ ...booted, TRACE_TRUST_PARENT: "1" }, true)).toBeUndefined();
+    // Not booted with the exporter: the relaunch sets what is needed.
+    expect(traceTrustProblem(untrusting, true)).toBeUndefined();
   });
 });

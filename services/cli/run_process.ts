@@ -5,7 +5,7 @@
  * a port is taken), and the stop: on SIGTERM or SIGINT the process drains
  * (stops accepting, finishes what is in flight, closes storage) and exits 0.
  */
-import { endStopped, relaunchWithOtel } from "./otel_runtime.ts";
+import { endStopped, relaunchWithOtel, traceTrustProblem } from "./otel_runtime.ts";
 import { type Config, ConfigError, loadConfig, type RunMode } from "../lib/config.ts";
 import { describeError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/log.ts";
@@ -43,18 +43,23 @@ export interface ProcessOptions {
   serviceName: string;
   /** Which settings choose the ports, named when a port is taken. */
   portSettings: string;
+  /** Whether the process serves the gateway (TRACE_TRUST_PARENT concerns it). */
+  servesGateway: boolean;
   /** Starts what the process runs; resolves once it serves. */
   start(config: Config, log: Logger): Promise<Started>;
 }
 
 export async function runProcess(options: ProcessOptions): Promise<void> {
   // With an OTLP endpoint set, the run happens in a child with Deno's exporter on.
-  const relaunched = await relaunchWithOtel(options.serviceName);
+  const relaunched = await relaunchWithOtel(options.serviceName, options.servesGateway);
   if (relaunched !== undefined) Deno.exit(relaunched);
   let log: Logger | undefined;
   let started: Started;
   try {
-    const config = loadConfig(Deno.env.toObject(), options.mode);
+    const env = Deno.env.toObject();
+    const config = loadConfig(env, options.mode);
+    const untrusting = traceTrustProblem(env, options.servesGateway);
+    if (untrusting) throw new ConfigError(untrusting);
     log = createLogger(config.logLevel);
     started = await options.start(config, log);
   } catch (error) {

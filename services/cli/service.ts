@@ -48,6 +48,7 @@ export async function main(args: string[]): Promise<void> {
     failedAs: `${name} failed`,
     serviceName: `crm-${name}`,
     portSettings: name === "gateway" ? "PORT chooses the port" : "GRPC_PORT chooses the port",
+    servesGateway: name === "gateway",
     async start(config, processLog) {
       // Bound to an address others can reach, the admin RPCs (import, keys,
       // exports, deletion) would be open to anyone on the network. The

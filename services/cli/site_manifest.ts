@@ -90,6 +90,7 @@ export const MANIFEST_ORDER = [
   "posts",
   "eventTypes",
   "webhooks",
+  "notifications",
 ];
 const SITE_ORDER = ["id", "name", "timeZone", "languages", "domains"];
 

@@ -67,8 +67,11 @@ describe("site manifests across auth, content and ingest", () => {
     expect(exported.site).toEqual(fixture.site);
     expect(exported.siteKeys).toEqual(fixture.siteKeys.map(hashKey));
     expect(exported.eventTypes).toMatchObject([{ name: "signup" }]);
-    // Every member, in the contract's order; webhooks, optional, only for a site that has some.
-    expect(Object.keys(exported)).toEqual(MANIFEST_ORDER.filter((m) => m !== "webhooks"));
+    // Every member, in the contract's order; webhooks and notifications, optional, only for a
+    // site that has some.
+    expect(Object.keys(exported)).toEqual(
+      MANIFEST_ORDER.filter((m) => m !== "webhooks" && m !== "notifications"),
+    );
   });
 
   it("refuses a manifest one service refuses on the dry run, storing nothing anywhere", async () => {

@@ -11,7 +11,7 @@ import type { RunningService } from "../lib/service_runtime.ts";
 import { portOf } from "../lib/config.ts";
 import { startAuthService } from "../auth/main.ts";
 import { startContentService } from "../content/main.ts";
-import { startIngestService } from "../ingest/main.ts";
+import { type IngestOptions, startIngestService } from "../ingest/main.ts";
 import { type RunningGateway, startGateway } from "../gateway/main.ts";
 import { type AdminClients, adminClients } from "./admin_clients.ts";
 import { importManifest, type ImportReport } from "./site_manifest.ts";
@@ -30,6 +30,8 @@ export interface SystemOptions {
   demoPage?: boolean;
   /** The clock of every service and the gateway (the system clock by default). */
   clock?: Clock;
+  /** ingest-service's in-process options (a benchmark's; services/ingest/main.ts). */
+  ingest?: IngestOptions;
 }
 
 export interface RunningSystem {
@@ -65,12 +67,16 @@ export async function startSystem(
       port: portOf(url),
       migrateOnStart: true,
     });
+    // Each migrated before the next starts (storage that is away is waited for, not a failure).
     const auth = await startAuthService(platform, listen(config.authUrl));
     services.push(auth);
+    await auth.serving;
     const content = await startContentService(platform, listen(config.contentUrl));
     services.push(content);
-    const ingest = await startIngestService(platform, listen(config.ingestUrl));
+    await content.serving;
+    const ingest = await startIngestService(platform, listen(config.ingestUrl), options.ingest);
     services.push(ingest);
+    await ingest.serving;
     const resolved: Config = {
       ...config,
       authUrl: auth.url,
@@ -96,6 +102,9 @@ export async function startSystem(
       host: config.host,
       port: config.port,
     }, { demoSiteKey });
+    // Share links name the gateway's actual address while PUBLIC_URL is unset
+    // (PORT=0 picks a port only now); the services read it at each call.
+    platform.config.publicUrl ??= gateway.url;
     return {
       config: resolved,
       gateway,

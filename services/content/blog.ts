@@ -27,6 +27,16 @@ export function isVisible(post: PostTimes, now: number, scheduling: boolean): bo
   return post.publishedAt <= now && (scheduling || post.publishedAt <= post.savedAt);
 }
 
+/** A post as a preview shows it: a draft, scheduled (not yet visible), or published. */
+export function postStatus(
+  post: PostTimes,
+  now: number,
+  scheduling: boolean,
+): "draft" | "scheduled" | "published" {
+  if (post.status === "draft") return "draft";
+  return isVisible(post, now, scheduling) ? "published" : "scheduled";
+}
+
 /** The earliest publication still to come, when a cached answer stops being right. */
 export function nextPublication(
   posts: readonly PostTimes[],
@@ -43,15 +53,25 @@ export function nextPublication(
   return next;
 }
 
-/** Sorts by the blog setting; posts without the date go last; ties keep manifest order. */
-export function sortPosts<T extends PostTimes>(posts: readonly T[], order: BlogOrder): T[] {
+/**
+ * Sorts by the blog setting; posts without the date go last; ties keep
+ * manifest order. With `createdForUnpublished` (a preview's list, drafts
+ * among the posts) a post without publishedAt sorts by its createdAt.
+ */
+export function sortPosts<T extends PostTimes>(
+  posts: readonly T[],
+  order: BlogOrder,
+  createdForUnpublished = false,
+): T[] {
   const sorted = [...posts];
   if (order === "manual") return sorted.sort((a, b) => a.position - b.position);
   const [field, direction] = order.split(":") as ["publishedAt" | "createdAt", "asc" | "desc"];
   const sign = direction === "asc" ? 1 : -1;
+  const time = (p: T) =>
+    field === "publishedAt" && createdForUnpublished ? p.publishedAt ?? p.createdAt : p[field];
   return sorted.sort((a, b) => {
-    const x = a[field];
-    const y = b[field];
+    const x = time(a);
+    const y = time(b);
     if (x === y) return a.position - b.position;
     if (x === null) return 1;
     if (y === null) return -1;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { isVisible, nextPublication, resolveWindow, sortPosts, summarizeWindow } from "./blog.ts";
+import {
+  isVisible,
+  nextPublication,
+  postStatus,
+  resolveWindow,
+  sortPosts,
+  summarizeWindow,
+} from "./blog.ts";
 
 const post = (position: number, publishedAt: number | null, createdAt: number | null = null) => ({
   status: "published" as const,
@@ -7,6 +14,25 @@ const post = (position: number, publishedAt: number | null, createdAt: number | 
   createdAt,
   savedAt: 0,
   position,
+});
+
+describe("a preview's posts", () => {
+  it("names each post's state", () => {
+    expect(postStatus({ ...post(0, 5), status: "draft" }, 10, true)).toBe("draft");
+    expect(postStatus(post(0, 11), 10, true)).toBe("scheduled");
+    expect(postStatus({ ...post(0, 9), savedAt: 8 }, 10, false)).toBe("scheduled");
+    expect(postStatus(post(0, 10), 10, true)).toBe("published");
+    expect(postStatus(post(0, null), 10, true)).toBe("published");
+  });
+
+  it("sorts a post without publishedAt by its createdAt in date orders", () => {
+    const posts = [post(0, 30), post(1, null, 20), post(2, 10), post(3, null, null)];
+    const positions = (list: { position: number }[]) => list.map((p) => p.position);
+    expect(positions(sortPosts(posts, "publishedAt:desc", true))).toEqual([0, 1, 2, 3]);
+    expect(positions(sortPosts(posts, "publishedAt:asc", true))).toEqual([2, 1, 0, 3]);
+    // A site key's list keeps undated posts last.
+    expect(positions(sortPosts(posts, "publishedAt:desc"))).toEqual([0, 2, 1, 3]);
+  });
 });
 
 describe("visibility", () => {

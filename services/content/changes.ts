@@ -72,8 +72,9 @@ export function contentChanges(
 ): ContentChanges | undefined {
   const a = answers(before, now);
   const b = answers(after, now);
-  const languagesChanged = JSON.stringify(before?.languages ?? []) !==
-    JSON.stringify(after?.languages ?? []);
+  // The languages and their fallbacks change every answer (fallbacks those with fallback=true).
+  const languagesChanged = JSON.stringify([before?.languages ?? [], before?.fallbacks ?? {}]) !==
+    JSON.stringify([after?.languages ?? [], after?.fallbacks ?? {}]);
   const changes: ContentChanges = {
     pages: differing(a.pages, b.pages, languagesChanged),
     sections: differing(a.sections, b.sections, languagesChanged),

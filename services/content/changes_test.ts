@@ -43,21 +43,30 @@ function site(
     pageMarker: "home",
     show: true,
     blocks: options.hero ?? [block("hero", "title", "Hello")],
+    savedAt: "2026-01-01T00:00:00.000Z",
   };
   const footer: Section = {
     marker: "footer",
     pageMarker: null,
     show: true,
     blocks: options.footer ?? [block("footer", "note", "Bye", 2)],
+    savedAt: "2026-01-01T00:00:00.000Z",
   };
   return {
     siteId: "demo",
     languages: options.languages ?? ["en"],
+    fallbacks: {},
     blog: { pageSize: 12, order: "publishedAt:desc", scheduling: true },
-    pages: new Map([["home", { marker: "home", href: "/", sections: [hero] }]]),
+    pages: new Map([["home", {
+      marker: "home",
+      href: "/",
+      sections: [hero],
+      savedAt: "2026-01-01T00:00:00.000Z",
+    }]]),
     sections: new Map([["hero", hero], ["footer", footer]]),
     blocksByMarker: new Map(),
     posts: options.posts ?? [post("hello", NOW - 3600_000)],
+    changeSeq: 0,
   };
 }
 

@@ -50,15 +50,53 @@ export function resolveLanguages(
   return { ok: true, langs: active.filter((l) => wanted.has(l)) };
 }
 
-/** A language map restricted to langs, in the order of langs (CRM order). */
+/**
+ * Requested languages that, with fallback=true, also carry each language's
+ * chain along site.fallbacks: the languages to take a missing value from, in
+ * order. Still the list of languages everywhere one is expected.
+ */
+export type RequestedLanguages = readonly string[] & {
+  readonly chains?: ReadonlyMap<string, readonly string[]>;
+};
+
+/** The languages with each one's fallback chain (site.fallbacks has no cycle; guarded anyway). */
+export function withFallbacks(
+  langs: readonly string[],
+  fallbacks: Readonly<Record<string, string>>,
+): RequestedLanguages {
+  const chains = new Map<string, string[]>();
+  for (const lang of langs) {
+    const chain: string[] = [];
+    for (let next = fallbacks[lang]; next !== undefined; next = fallbacks[next]) {
+      if (next === lang || chain.includes(next)) break;
+      chain.push(next);
+    }
+    if (chain.length) chains.set(lang, chain);
+  }
+  return Object.assign([...langs], { chains });
+}
+
+/**
+ * A language map restricted to langs, in the order of langs (CRM order). A
+ * language the map lacks (`has` says which values count) takes the value of
+ * the first language along its fallback chain that has one, when langs
+ * carry chains.
+ */
 export function pickLanguages(
   map: Record<string, unknown> | null | undefined,
-  langs: readonly string[],
+  langs: RequestedLanguages,
+  has: (value: unknown) => boolean = () => true,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!map) return out;
+  const present = (lang: string) => Object.hasOwn(map, lang) && has(map[lang]);
   for (const lang of langs) {
-    if (Object.hasOwn(map, lang)) out[lang] = map[lang];
+    if (present(lang)) {
+      out[lang] = map[lang];
+      continue;
+    }
+    const from = langs.chains?.get(lang)?.find(present);
+    if (from !== undefined) out[lang] = map[from];
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pickLanguages, resolveLanguages } from "./langs.ts";
+import { pickLanguages, resolveLanguages, withFallbacks } from "./langs.ts";
 
 const active = ["en", "de", "pt-BR"];
 
@@ -77,5 +77,31 @@ describe("pickLanguages", () => {
     ]);
     expect(pickLanguages({ en: "" }, ["en", "de"])).toEqual({ en: "" });
     expect(pickLanguages(null, ["en"])).toEqual({});
+  });
+});
+
+describe("fallback chains", () => {
+  const fallbacks = { "de-AT": "de", de: "en" };
+
+  it("fills a missing language from the first along its chain that has a value", () => {
+    const langs = withFallbacks(["en", "de", "de-AT", "fr"], fallbacks);
+    expect(langs.chains?.get("de-AT")).toEqual(["de", "en"]);
+    expect(pickLanguages({ en: "Hi" }, langs)).toEqual({ en: "Hi", de: "Hi", "de-AT": "Hi" });
+    expect(pickLanguages({ en: "Hi", de: "Hallo" }, langs)).toEqual({
+      en: "Hi",
+      de: "Hallo",
+      "de-AT": "Hallo",
+    });
+    // Without chains, absent stays absent.
+    expect(pickLanguages({ en: "Hi" }, ["de-AT"])).toEqual({});
+  });
+
+  it("skips values the caller does not count, and never loops", () => {
+    const langs = withFallbacks(["de-AT"], fallbacks);
+    const filled = (v: unknown) => typeof v === "string" && v.trim() !== "";
+    expect(pickLanguages({ "de-AT": "", de: " ", en: "Hi" }, langs, filled))
+      .toEqual({ "de-AT": "Hi" });
+    const looping = withFallbacks(["a"], { a: "b", b: "a" });
+    expect(looping.chains?.get("a")).toEqual(["b"]);
   });
 });

@@ -9,7 +9,7 @@ import {
   runService,
   type ServiceDefinition,
 } from "../lib/service_runtime.ts";
-import { CONTENT_SCHEMA, contentMigrations } from "./migrations.ts";
+import { CONTENT_SCHEMA, contentMigrations } from "./migrations/mod.ts";
 import { ContentStore } from "./storage.ts";
 import { SITE_CACHE_TTL_MS, SiteContentCache } from "./site_cache.ts";
 import { contentHandlers } from "./handlers.ts";
@@ -45,7 +45,11 @@ export function contentService(platform: Platform): ServiceDefinition {
         routes(router) {
           router.service(
             ContentService,
-            contentHandlers(cache, { freshForMs: SITE_CACHE_TTL_MS, clock: platform.clock }),
+            contentHandlers(cache, {
+              freshForMs: SITE_CACHE_TTL_MS,
+              clock: platform.clock,
+              changesSince: (siteId, window) => store.changesSince(siteId, window),
+            }),
           );
           router.service(
             SiteAdminService,

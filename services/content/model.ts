@@ -20,12 +20,16 @@ export interface Section {
   show: boolean;
   /** In manifest order. */
   blocks: Block[];
+  /** ISO time of the last import that changed the section itself (or removed a block of it). */
+  savedAt: string;
 }
 
 export interface Page {
   marker: string;
   href: string;
   sections: Section[];
+  /** ISO time of the last import that changed the page or its list of sections. */
+  savedAt: string;
 }
 
 export interface Post {
@@ -46,6 +50,8 @@ export interface SiteContent {
   siteId: string;
   /** Active languages in CRM order. */
   languages: string[];
+  /** site.fallbacks: the language each language falls back to (fallback=true). */
+  fallbacks: Record<string, string>;
   blog: { pageSize: number; order: BlogOrder; scheduling: boolean };
   pages: Map<string, Page>;
   sections: Map<string, Section>;
@@ -53,4 +59,6 @@ export interface SiteContent {
   blocksByMarker: Map<string, Block[]>;
   /** Every post, drafts included, in the blog's order. */
   posts: Post[];
+  /** The last sequence number of the site's changes feed when the content was read (0: none). */
+  changeSeq: number;
 }

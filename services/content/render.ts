@@ -124,10 +124,9 @@ function filledTranslations(
   map: Record<string, string> | null | undefined,
   langs: readonly string[],
 ): JsonObject {
-  const picked = Object.entries(pickLanguages(map, langs));
-  return Object.fromEntries(
-    picked.filter(([, value]) => typeof value === "string" && value.trim() !== ""),
-  ) as JsonObject;
+  const filled = (value: unknown) => typeof value === "string" && value.trim() !== "";
+  const picked = Object.entries(pickLanguages(map, langs, filled));
+  return Object.fromEntries(picked.filter(([, value]) => filled(value))) as JsonObject;
 }
 
 /** One cover is the same URL under every requested language; a map is filtered. */

@@ -133,6 +133,7 @@ describe("renderBlock and renderSection", () => {
         block({ marker: "title", content: { en: "Hello" } }),
         block({ id: 2, marker: "sub", content: null }),
       ],
+      savedAt: "2026-01-01T00:00:00.000Z",
     };
     const all = renderSection(section, ["en"], { includeEmpty: true });
     expect(all.show).toBe(false);

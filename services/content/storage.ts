@@ -6,11 +6,14 @@ import { sortPosts } from "./blog.ts";
 import type { Block, Page, Post, Section, SiteContent } from "./model.ts";
 import { cleanHtml } from "./sanitize.ts";
 import { exportWebhooks, syncWebhooks } from "../lib/webhooks/outbox.ts";
-import { CONTENT_SCHEMA } from "./migrations.ts";
+import { CONTENT_SCHEMA } from "./migrations/mod.ts";
 import { enqueueImportMessages } from "./webhooks.ts";
+import type { ContentChanges } from "./changes.ts";
+import type { Cursor, RecordedChange } from "./feed.ts";
 
 interface SiteRow {
   languages: string[];
+  fallbacks: Record<string, string> | null;
   blog_page_size: number;
   blog_order: BlogOrder;
   blog_scheduling: boolean;
@@ -28,19 +31,25 @@ export class ContentStore {
    */
   async load(siteId: string, q: Queryable = this.db): Promise<SiteContent | undefined> {
     const [site] = await q.query<SiteRow & Record<string, unknown>>(
-      `select languages, blog_page_size, blog_order, blog_scheduling
+      `select languages, fallbacks, blog_page_size, blog_order, blog_scheduling
          from content.sites where site_id = $1`,
       [siteId],
     );
     if (!site) return undefined;
-    const pageRows = await q.query<{ marker: string; href: string }>(
-      "select marker, href from content.pages where site_id = $1 order by position",
+    // Read before the content: every change the snapshot counts is in the content read after.
+    const [feed] = await q.query<{ seq: string | number | null }>(
+      "select max(seq) as seq from content.changes where site_id = $1",
+      [siteId],
+    );
+    const pageRows = await q.query<{ marker: string; href: string; updated_at: Date }>(
+      "select marker, href, updated_at from content.pages where site_id = $1 order by position",
       [siteId],
     );
     const sectionRows = await q.query<
-      { marker: string; page_marker: string | null; show: boolean }
+      { marker: string; page_marker: string | null; show: boolean; updated_at: Date }
     >(
-      "select marker, page_marker, show from content.sections where site_id = $1 order by position",
+      `select marker, page_marker, show, updated_at
+         from content.sections where site_id = $1 order by position`,
       [siteId],
     );
     const blockRows = await q.query<{
@@ -83,6 +92,7 @@ export class ContentStore {
         pageMarker: s.page_marker,
         show: s.show,
         blocks: [],
+        savedAt: new Date(s.updated_at).toISOString(),
       });
     }
     const blocksByMarker = new Map<string, Block[]>();
@@ -105,7 +115,14 @@ export class ContentStore {
     }
     for (const list of blocksByMarker.values()) list.sort((a, b) => a.id - b.id);
     const pages = new Map<string, Page>();
-    for (const p of pageRows) pages.set(p.marker, { marker: p.marker, href: p.href, sections: [] });
+    for (const p of pageRows) {
+      pages.set(p.marker, {
+        marker: p.marker,
+        href: p.href,
+        sections: [],
+        savedAt: new Date(p.updated_at).toISOString(),
+      });
+    }
     for (const s of sections.values()) if (s.pageMarker) pages.get(s.pageMarker)?.sections.push(s);
     const posts: Post[] = postRows.map((p) => ({
       slug: p.slug,
@@ -122,6 +139,7 @@ export class ContentStore {
     return {
       siteId,
       languages: site.languages,
+      fallbacks: site.fallbacks ?? {},
       blog: {
         pageSize: site.blog_page_size,
         order: site.blog_order,
@@ -131,7 +149,32 @@ export class ContentStore {
       sections,
       blocksByMarker,
       posts: sortPosts(posts, site.blog_order),
+      changeSeq: Number(feed?.seq ?? 0),
     };
+  }
+
+  /**
+   * The site's recorded changes after `since` (feed.ts's isNewSince) up to
+   * the snapshot's last one, oldest first.
+   */
+  async changesSince(
+    siteId: string,
+    window: { since: Cursor; upTo: number; now: number },
+  ): Promise<RecordedChange[]> {
+    const rows = await this.db.query<{ seq: string | number; at: Date; names: ContentChanges }>(
+      `select seq, at, names from content.changes
+        where site_id = $1 and seq <= $2 and at <= $3::timestamptz
+          and (seq > $4 or at > $5::timestamptz)
+        order by seq`,
+      [
+        siteId,
+        window.upTo,
+        new Date(window.now).toISOString(),
+        window.since.seq,
+        new Date(window.since.at).toISOString(),
+      ],
+    );
+    return rows.map((r) => ({ seq: Number(r.seq), at: new Date(r.at).getTime(), names: r.names }));
   }
 
   async siteExists(siteId: string): Promise<boolean> {
@@ -157,7 +200,11 @@ export class ContentStore {
       })),
     });
     return {
-      site: { languages: site.languages },
+      site: {
+        languages: site.languages,
+        // Optional in a manifest: absent when the site has none.
+        ...(Object.keys(site.fallbacks).length ? { fallbacks: site.fallbacks } : {}),
+      },
       blog: site.blog,
       pages: [...site.pages.values()].map((p) => ({
         marker: p.marker,
@@ -199,29 +246,31 @@ export class ContentStore {
         manifest.blog.pageSize,
         manifest.blog.order,
         manifest.blog.scheduling,
+        JSON.stringify(manifest.site.fallbacks),
       ] as const;
       const [current] = await tx.query<{ same: boolean }>(
         `select (languages::text = $2 and blog_page_size = $3 and blog_order = $4
-                 and blog_scheduling = $5) as same
+                 and blog_scheduling = $5 and fallbacks::text = $6) as same
            from content.sites where site_id = $1 for update`,
         [siteId, ...settings],
       );
       if (!current) {
         await tx.query(
-          `insert into content.sites (site_id, languages, blog_page_size, blog_order, blog_scheduling)
-           values ($1, $2::json, $3, $4, $5)`,
+          `insert into content.sites
+             (site_id, languages, blog_page_size, blog_order, blog_scheduling, fallbacks)
+           values ($1, $2::json, $3, $4, $5, $6::json)`,
           [siteId, ...settings],
         );
         count("site");
       }
-      // Only webhooks that want content messages need the answers compared.
+      // Only webhooks that want content messages are sent them; the feed records every change.
       const told = manifest.webhooks.some((w) => w.events.some((e) => e !== "lead.created"));
       // What the content API answered before: the site row is new, or locked and not yet changed.
-      const before = told && current ? await this.load(siteId, tx) : undefined;
+      const before = current ? await this.load(siteId, tx) : undefined;
       if (current && !current.same) {
         await tx.query(
           `update content.sites set languages = $2::json, blog_page_size = $3, blog_order = $4,
-                  blog_scheduling = $5 where site_id = $1`,
+                  blog_scheduling = $5, fallbacks = $6::json where site_id = $1`,
           [siteId, ...settings],
         );
         count("site");
@@ -235,14 +284,13 @@ export class ContentStore {
           await syncWebhooks(tx, CONTENT_SCHEMA, { siteId, webhooks: manifest.webhooks, now }),
         )
       ) changes[what] = n;
-      if (told) {
-        await enqueueImportMessages(tx, {
-          siteId,
-          before,
-          after: await this.load(siteId, tx),
-          now,
-        });
-      }
+      await enqueueImportMessages(tx, {
+        siteId,
+        before,
+        after: await this.load(siteId, tx),
+        now,
+        told,
+      });
 
       if (Object.keys(changes).length) {
         await tx.query(
@@ -305,8 +353,10 @@ async function syncPages(tx: Queryable, manifest: Manifest, count: Count) {
     upsert: async (marker) => {
       const p = pages.get(marker)!;
       await tx.query(
-        `insert into content.pages (site_id, marker, href, position) values ($1, $2, $3, $4)
-         on conflict (site_id, marker) do update set href = excluded.href, position = excluded.position`,
+        `insert into content.pages (site_id, marker, href, position, updated_at)
+         values ($1, $2, $3, $4, clock_timestamp())
+         on conflict (site_id, marker) do update
+           set href = excluded.href, position = excluded.position, updated_at = clock_timestamp()`,
         [siteId, marker, p.href, p.position],
       );
     },
@@ -328,6 +378,14 @@ async function syncSectionsAndBlocks(tx: Queryable, manifest: Manifest, count: C
     [siteId],
   );
   const sections = new Map(sectionList.map((s, position) => [s.marker, { ...s, position }]));
+  // A page whose sections changed was changed by this import, and so was a
+  // section that lost a block: their updatedAt when they hold no block.
+  const pageOf = new Map(sectionRows.map((r) => [r.marker, r.page_marker]));
+  const touchedPages = new Set<string>();
+  const touchedSections = new Set<string>();
+  const touch = (...pages: (string | null | undefined)[]) => {
+    for (const page of pages) if (page) touchedPages.add(page);
+  };
   await syncRows({
     existing: new Map(
       sectionRows.map((r) => [r.marker, JSON.stringify([r.page_marker, r.show, r.position])]),
@@ -342,16 +400,19 @@ async function syncSectionsAndBlocks(tx: Queryable, manifest: Manifest, count: C
         siteId,
         marker,
       ]);
+      touch(pageOf.get(marker));
     },
     upsert: async (marker) => {
       const s = sections.get(marker)!;
       await tx.query(
-        `insert into content.sections (site_id, marker, page_marker, show, position)
-         values ($1, $2, $3, $4, $5)
+        `insert into content.sections (site_id, marker, page_marker, show, position, updated_at)
+         values ($1, $2, $3, $4, $5, clock_timestamp())
          on conflict (site_id, marker) do update
-           set page_marker = excluded.page_marker, show = excluded.show, position = excluded.position`,
+           set page_marker = excluded.page_marker, show = excluded.show,
+               position = excluded.position, updated_at = clock_timestamp()`,
         [siteId, marker, s.pageMarker, s.show, s.position],
       );
+      touch(pageOf.get(marker), s.pageMarker);
     },
   });
 
@@ -415,6 +476,8 @@ async function syncSectionsAndBlocks(tx: Queryable, manifest: Manifest, count: C
         [siteId, row.section_marker, row.marker],
       );
       count("blocksRemoved");
+      if (sections.has(row.section_marker)) touchedSections.add(row.section_marker);
+      touch(sections.get(row.section_marker)?.pageMarker);
     }
   }
   for (const [key, b] of blocks) {
@@ -443,6 +506,20 @@ async function syncSectionsAndBlocks(tx: Queryable, manifest: Manifest, count: C
       );
       count("blocksMoved");
     }
+  }
+  if (touchedSections.size) {
+    await tx.query(
+      `update content.sections set updated_at = clock_timestamp()
+        where site_id = $1 and marker in (select json_array_elements_text($2::json))`,
+      [siteId, JSON.stringify([...touchedSections])],
+    );
+  }
+  if (touchedPages.size) {
+    await tx.query(
+      `update content.pages set updated_at = clock_timestamp()
+        where site_id = $1 and marker in (select json_array_elements_text($2::json))`,
+      [siteId, JSON.stringify([...touchedPages])],
+    );
   }
 }
 

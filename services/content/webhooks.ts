@@ -11,6 +11,12 @@
  *   or unschedules the post drops the message in the same transaction (a
  *   moved post gets a message for its new time); one that leaves it as it
  *   was keeps the message and its id.
+ *
+ * The same transaction records both in the changes feed (content.changes,
+ * feed.ts) from the same values, whether or not a webhook wants them, so the
+ * feed and the messages name the same things by construction: a content
+ * change at the import's time, a scheduled post at its publishedAt (dropped
+ * and kept with its message).
  */
 import type { Queryable } from "../lib/db/mod.ts";
 import {
@@ -20,13 +26,17 @@ import {
   newMessageId,
   scheduledMessages,
 } from "../lib/webhooks/outbox.ts";
-import { contentChanges } from "./changes.ts";
-import { CONTENT_SCHEMA } from "./migrations.ts";
-import type { SiteContent } from "./model.ts";
+import { type ContentChanges, contentChanges } from "./changes.ts";
+import { CONTENT_SCHEMA } from "./migrations/mod.ts";
+import type { Post, SiteContent } from "./model.ts";
 
 const key = (slug: string | null, at: number) => `${slug}\u0000${at}`;
 
-/** Enqueues what the import from `before` to `after` at `now` tells; answers the deliveries added. */
+/**
+ * Records what the import from `before` to `after` at `now` changed in the
+ * feed and, when `told` (a webhook wants content messages), enqueues its
+ * messages; answers the deliveries added.
+ */
 export async function enqueueImportMessages(
   tx: Queryable,
   change: {
@@ -34,11 +44,19 @@ export async function enqueueImportMessages(
     before: SiteContent | undefined;
     after: SiteContent | undefined;
     now: number;
+    told: boolean;
   },
 ): Promise<number> {
-  const { siteId, before, after, now } = change;
+  const { siteId, before, after, now, told } = change;
   const messages: NewMessage[] = [];
   const changed = contentChanges(before, after, now);
+  const scheduled = after?.blog.scheduling
+    ? after.posts.filter((p) =>
+      p.status === "published" && p.publishedAt !== null && p.publishedAt > now
+    )
+    : [];
+  await recordChanges(tx, { siteId, changed, scheduled, now });
+  if (!told) return 0;
   if (changed) {
     messages.push({
       id: newMessageId(),
@@ -48,11 +66,6 @@ export async function enqueueImportMessages(
       data: JSON.stringify({ siteId, ...changed }),
     });
   }
-  const scheduled = after?.blog.scheduling
-    ? after.posts.filter((p) =>
-      p.status === "published" && p.publishedAt !== null && p.publishedAt > now
-    )
-    : [];
   const wanted = new Set(scheduled.map((p) => key(p.slug, p.publishedAt!)));
   const existing = await scheduledMessages(tx, CONTENT_SCHEMA, {
     siteId,
@@ -81,4 +94,45 @@ export async function enqueueImportMessages(
     });
   }
   return await enqueueMessages(tx, CONTENT_SCHEMA, { messages, createdAt: now });
+}
+
+/**
+ * The feed's records of an import: its content change, and its scheduled
+ * posts, those already recorded at the same time kept (with their sequence
+ * numbers), the others still ahead dropped.
+ */
+async function recordChanges(
+  tx: Queryable,
+  change: { siteId: string; changed?: ContentChanges; scheduled: Post[]; now: number },
+): Promise<void> {
+  const { siteId, changed, scheduled, now } = change;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (changed) {
+    await tx.query(
+      `insert into content.changes (site_id, kind, at, names)
+       values ($1, 'content', $2::timestamptz, $3::json)`,
+      [siteId, iso(now), JSON.stringify(changed)],
+    );
+  }
+  const ahead = await tx.query<{ seq: string | number; slug: string; at: Date }>(
+    `select seq, slug, at from content.changes
+      where site_id = $1 and kind = 'post' and at > $2::timestamptz`,
+    [siteId, iso(now)],
+  );
+  const wanted = new Set(scheduled.map((p) => key(p.slug, p.publishedAt!)));
+  const kept = new Set<string>();
+  for (const row of ahead) {
+    const k = key(row.slug, new Date(row.at).getTime());
+    if (wanted.has(k)) kept.add(k);
+    else await tx.query("delete from content.changes where seq = $1", [Number(row.seq)]);
+  }
+  for (const post of scheduled) {
+    if (kept.has(key(post.slug, post.publishedAt!))) continue;
+    const names: ContentChanges = { pages: [], sections: [], blocks: [], posts: [post.slug] };
+    await tx.query(
+      `insert into content.changes (site_id, kind, at, slug, names)
+       values ($1, 'post', $2::timestamptz, $3, $4::json)`,
+      [siteId, iso(post.publishedAt!), post.slug, JSON.stringify(names)],
+    );
+  }
 }

@@ -10,7 +10,7 @@ import type { AuthService } from "../lib/gen/crm/auth/v1/auth_pb.ts";
 import type { Bus } from "../lib/bus.ts";
 import { Cache, type Loaded } from "../lib/cache.ts";
 import type { Clock } from "../lib/clock.ts";
-import { hashKey, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
+import { hashKey, PREVIEW_KEY, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../lib/keys.ts";
 import { reasonOf } from "../lib/errors.ts";
 import { hostOfOrigin } from "../lib/origin.ts";
 
@@ -93,6 +93,16 @@ export class Callers {
       `key:${this.hashOf(key)}`,
       INVALID_KEY,
       () => refusedAsNone(this.auth.resolveReportKey({ key })),
+    );
+  }
+
+  /** Resolves a preview key (pv_...), which reads its site's content, drafts too. */
+  previewKey(key: string): Promise<Caller> {
+    if (!PREVIEW_KEY.test(key)) return Promise.resolve(INVALID_KEY);
+    return this.#resolve(
+      `key:${this.hashOf(key)}`,
+      INVALID_KEY,
+      () => refusedAsNone(this.auth.resolvePreviewKey({ key })),
     );
   }
 

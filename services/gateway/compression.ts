@@ -10,12 +10,10 @@
  * is a match (304), as RFC 9110 allows a server that knows they are one
  * resource state.
  *
- * node:zlib does the work: Deno implements it natively, synchronous calls
- * cost no promise and stream setup (CompressionStream's), and it offers
- * brotli's quality setting, which CompressionStream does not.
+ * The bytes are compressed by services/lib/compress.ts; a body served many
+ * times is kept with its encodings in a Precompressed (precompressed.ts).
  */
-import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from "node:zlib";
-import { promisify } from "node:util";
+import { compressAsync } from "../lib/compress.ts";
 import { boundedMemo } from "../lib/memo.ts";
 import { etagMatches } from "../lib/etag.ts";
 
@@ -23,20 +21,6 @@ export type Coding = "br" | "gzip" | "identity";
 
 /** JSON answers at least this long are compressed (when the client allows). */
 export const COMPRESS_MIN_BYTES = 1024;
-
-/**
- * Brotli quality 5: measured on 33 KB of the content benchmark's JSON, it
- * takes about 2 ms and makes 851 bytes; quality 11 (the default) about 180 ms
- * for 796 bytes, and gzip level 6 0.4 ms for 1324 bytes. Quality 5 keeps a
- * cached answer's first compressed read, and every compressed report, cheap.
- */
-const BROTLI_OPTIONS = {
-  params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: 1 },
-};
-const GZIP_OPTIONS = { level: 6 };
-
-const brotliAsync = promisify(brotliCompress);
-const gzipAsync = promisify(gzip);
 
 /**
  * The coding for an Accept-Encoding header: `br` when allowed, else `gzip`,
@@ -72,29 +56,6 @@ export function negotiate(headers: Headers, byteLength: number): Coding {
 }
 
 const encoder = new TextEncoder();
-const bytesOf = (body: string | Uint8Array) =>
-  typeof body === "string" ? encoder.encode(body) : body;
-
-/** The body compressed at once, for answers computed once and kept (cached answers). */
-export function compressSync(body: string | Uint8Array, coding: "br" | "gzip"): Uint8Array {
-  const bytes = bytesOf(body);
-  const out = coding === "br"
-    ? brotliCompressSync(bytes, BROTLI_OPTIONS)
-    : gzipSync(bytes, GZIP_OPTIONS);
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-}
-
-/** The body compressed off the event loop, for an answer made for one request. */
-export async function compressAsync(
-  body: string | Uint8Array,
-  coding: "br" | "gzip",
-): Promise<Uint8Array> {
-  const bytes = bytesOf(body);
-  const out = coding === "br"
-    ? await brotliAsync(bytes, BROTLI_OPTIONS)
-    : await gzipAsync(bytes, GZIP_OPTIONS);
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-}
 
 const SUFFIX: Record<"br" | "gzip", string> = { br: "-br", gzip: "-gz" };
 

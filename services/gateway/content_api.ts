@@ -8,23 +8,15 @@ import type { Client } from "@connectrpc/connect";
 import type { ContentService, RenderedBody } from "../lib/gen/crm/content/v1/content_pb.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
-import {
-  type Coding,
-  codingEtag,
-  COMPRESS_MIN_BYTES,
-  compressSync,
-  matchesAnyCoding,
-  negotiate,
-  varyWithEncoding,
-} from "./compression.ts";
+import { type Coding, COMPRESS_MIN_BYTES, varyWithEncoding } from "./compression.ts";
+import { Precompressed } from "./precompressed.ts";
 import { type Handler, JSON_TYPE, jsonError, type RequestContext, withRequestId } from "./http.ts";
-import { CONTENT_CORS, contentPreflight, withCors } from "./cors.ts";
 import { httpErrorOf } from "./rpc_errors.ts";
 import type { Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
 import { type CachedAnswer, ResponseCache } from "./response_cache.ts";
-import { matchRoute, route } from "./routes.ts";
-import { boundedMemo } from "../lib/memo.ts";
+import type { ContentRead } from "./routes/content.ts";
+import { sharedCacheControl } from "./routes/table.ts";
 
 export interface ContentApiOptions {
   content: Client<typeof ContentService>;
@@ -37,54 +29,60 @@ export interface ContentApiOptions {
   clock: Clock;
 }
 
-type Fetch = (siteId: string, params: Record<string, string>, query: URLSearchParams) => Promise<{
+type Fetch = (
+  siteId: string,
+  params: Readonly<Record<string, string>>,
+  query: URLSearchParams,
+  preview: boolean,
+) => Promise<{
   body?: RenderedBody;
 }>;
 
 const text = (query: URLSearchParams, name: string) => query.get(name) ?? undefined;
-const lang = (query: URLSearchParams) => ({ values: query.getAll("lang") });
 
-function contentRoutes(content: Client<typeof ContentService>) {
-  return [
-    route<Fetch>(
-      "/content/v1/pages/:marker",
-      (siteId, { marker }, q) =>
-        content.getPage({ siteId, marker, lang: lang(q), empty: text(q, "empty") }),
-    ),
-    route<Fetch>(
-      "/content/v1/sections/:marker",
-      (siteId, { marker }, q) =>
-        content.getSection({ siteId, marker, lang: lang(q), empty: text(q, "empty") }),
-    ),
-    route<Fetch>("/content/v1/blocks/:marker", (siteId, { marker }, q) =>
+/** Keys that start so are preview keys (pv_ + 32 hex). */
+const PREVIEW_PREFIX = "pv_";
+/** A preview's answers: for the one who asked, never for a shared cache. */
+export const PREVIEW_CACHE_CONTROL = "private, no-store";
+/** The lang and fallback parameters as received. */
+const languageParams = (query: URLSearchParams) => ({
+  lang: { values: query.getAll("lang") },
+  fallback: text(query, "fallback"),
+});
+
+/** The call to content-service behind each read of the route table. */
+function contentFetches(content: Client<typeof ContentService>): Record<ContentRead, Fetch> {
+  return {
+    page: (siteId, { marker }, q) =>
+      content.getPage({ siteId, marker, ...languageParams(q), empty: text(q, "empty") }),
+    section: (siteId, { marker }, q) =>
+      content.getSection({ siteId, marker, ...languageParams(q), empty: text(q, "empty") }),
+    block: (siteId, { marker }, q) =>
       // An empty section parameter means no section, like an absent one.
       content.getBlock({
         siteId,
         marker,
         section: text(q, "section") || undefined,
-        lang: lang(q),
-      })),
-    route<Fetch>("/content/v1/blog", (siteId, _params, q) =>
+        ...languageParams(q),
+      }),
+    blog: (siteId, _params, q, preview) =>
       content.listPosts({
+        preview,
         siteId,
-        lang: lang(q),
+        ...languageParams(q),
         limit: text(q, "limit"),
         offset: text(q, "offset"),
         page: text(q, "page"),
         perPage: text(q, "perPage"),
-      })),
-    route<Fetch>(
-      "/content/v1/blog/:slug",
-      (siteId, { slug }, q) => content.getPost({ siteId, slug, lang: lang(q) }),
-    ),
-    route<Fetch>("/content/v1/langs", (siteId) => content.listLanguages({ siteId })),
-  ];
+      }),
+    blogPost: (siteId, { slug }, q, preview) =>
+      content.getPost({ siteId, slug, ...languageParams(q), preview }),
+    langs: (siteId) => content.listLanguages({ siteId }),
+    pages: (siteId) => content.listPages({ siteId }),
+    sections: (siteId) => content.listSections({ siteId }),
+    changes: (siteId, _params, q) => content.getChanges({ siteId, since: text(q, "since") }),
+  };
 }
-
-/** Every content route's pattern, for tests that must cover each (the fetches are never called). */
-export const CONTENT_ROUTE_PATTERNS: readonly string[] = contentRoutes(
-  undefined as unknown as Client<typeof ContentService>,
-).map((r) => r.pattern);
 
 /** The header sets of one encoding of an answer. */
 interface HeaderSets {
@@ -100,6 +98,7 @@ interface HeaderSets {
  */
 interface Prepared {
   seconds: number;
+  cors: Readonly<Record<string, string>>;
   identity: HeaderSets;
   br?: HeaderSets;
   gzip?: HeaderSets;
@@ -123,53 +122,52 @@ function keptBody(bytes: Uint8Array): string | Uint8Array {
   }
 }
 
-/** The compressed body of an answer, made on the first read that asks for it and kept beside it. */
-export function encodedBody(cached: CachedAnswer, coding: "br" | "gzip"): Uint8Array {
-  const encoded = cached.encoded ??= {};
-  return encoded[coding] ??= compressSync(cached.body, coding);
-}
-
 function headerSets(
-  cached: CachedAnswer,
+  { body, tags }: CachedAnswer,
   seconds: number,
   coding: Coding,
+  cors: Readonly<Record<string, string>>,
 ): HeaderSets {
-  const large = cached.byteLength >= COMPRESS_MIN_BYTES;
   const notModified = {
-    ...CONTENT_CORS,
-    "etag": codingEtag(cached.etag, coding),
-    "cache-control": `public, max-age=0, s-maxage=${seconds}`,
+    ...cors,
+    "etag": body.etagOf(coding),
+    "cache-control": sharedCacheControl(seconds),
+    // What a CDN purges the answer by (the names content.published messages carry).
+    ...(tags ? { "surrogate-key": tags, "cache-tag": tags } : {}),
     // An answer that may be compressed varies by Accept-Encoding, whichever encoding this is.
-    "vary": large ? varyWithEncoding("x-crm-key") : "x-crm-key",
+    "vary": body.compressible ? varyWithEncoding("x-crm-key") : "x-crm-key",
   };
   const ok: Record<string, string> = { ...notModified, "content-type": JSON_TYPE };
   if (coding !== "identity") ok["content-encoding"] = coding;
-  const length = coding === "identity" ? cached.byteLength : encodedBody(cached, coding).byteLength;
-  return { notModified, ok, head: { ...ok, "content-length": String(length) } };
+  return { notModified, ok, head: { ...ok, "content-length": String(body.lengthOf(coding)) } };
 }
 
-function prepared(cached: CachedAnswer, seconds: number, coding: Coding): HeaderSets {
+function prepared(
+  cached: CachedAnswer,
+  seconds: number,
+  coding: Coding,
+  cors: Readonly<Record<string, string>>,
+): HeaderSets {
   let known = preparedAnswers.get(cached);
-  if (known?.seconds !== seconds) {
-    known = { seconds, identity: headerSets(cached, seconds, "identity") };
+  if (known?.seconds !== seconds || known.cors !== cors) {
+    known = { seconds, cors, identity: headerSets(cached, seconds, "identity", cors) };
     preparedAnswers.set(cached, known);
   }
-  return known[coding] ??= headerSets(cached, seconds, coding);
+  return known[coding] ??= headerSets(cached, seconds, coding, cors);
 }
 
-export function contentApi(options: ContentApiOptions): Handler {
-  const table = contentRoutes(options.content);
-  // Clients read the same few paths: their match (shared, never changed) is remembered.
-  const matchPath = boundedMemo((path) => matchRoute(table, path), {
-    maxEntries: 5_000,
-    maxInputLength: 512,
-  });
+/**
+ * The content reads of the route table (routes/content.ts), each answered
+ * from the response cache or content-service. The dispatcher has matched the
+ * route and method; its CORS headers go on every answer.
+ */
+export function contentApi(options: ContentApiOptions): Record<ContentRead, Handler> {
   const now = () => options.clock.now();
   const error = (
+    ctx: RequestContext,
     status: number,
     body: { message: string; [k: string]: unknown },
-    headers: HeadersInit = {},
-  ) => withCors(jsonError(status, body, headers), CONTENT_CORS);
+  ) => jsonError(status, body, ctx.match!.cors);
 
   const answer = (ctx: RequestContext, cached: CachedAnswer): Response => {
     const seconds = Math.max(
@@ -177,75 +175,98 @@ export function contentApi(options: ContentApiOptions): Handler {
       Math.min(options.cdnMaxAgeS, Math.floor((cached.freshUntil - now()) / 1000)),
     );
     const headers = ctx.request.headers;
-    const coding = negotiate(headers, cached.byteLength);
-    const ready = prepared(cached, seconds, coding);
+    const coding = cached.body.codingFor(headers);
+    const ready = prepared(cached, seconds, coding, ctx.match!.cors);
     // Each answer is made with every header it sends and never changed after.
-    if (matchesAnyCoding(headers.get("if-none-match"), cached.etag)) {
+    if (cached.body.matches(headers.get("if-none-match"))) {
       return new Response(null, { status: 304, headers: withRequestId(ctx, ready.notModified) });
     }
     if (ctx.request.method === "HEAD") {
       return new Response(null, { status: 200, headers: withRequestId(ctx, ready.head) });
     }
-    const body = coding === "identity" ? cached.body : encodedBody(cached, coding);
-    return new Response(body as BodyInit, { status: 200, headers: withRequestId(ctx, ready.ok) });
+    return new Response(cached.body.bodyOf(coding) as BodyInit, {
+      status: 200,
+      headers: withRequestId(ctx, ready.ok),
+    });
   };
 
-  const handle = async (ctx: RequestContext): Promise<Response> => {
-    const { request, url } = ctx;
-    // A preflight is answered for any path, before routing, as CORS middleware does.
-    if (request.method === "OPTIONS") return contentPreflight();
-    // Route before method: a URL that matches no endpoint is a 404 whatever the method.
-    const match = matchPath(url.pathname);
-    if (!match) {
-      return error(404, {
-        message: `Cannot ${request.method} ${url.pathname}`,
-        error: "Not Found",
-        statusCode: 404,
-      });
+  /** A preview key's answer: private, never stored by a shared cache; ETags and 304s as usual. */
+  const previewAnswer = (ctx: RequestContext, fresh: CachedAnswer): Response => {
+    const headers = ctx.request.headers;
+    const coding = fresh.body.codingFor(headers);
+    const notModified = {
+      ...ctx.match!.cors,
+      "etag": fresh.body.etagOf(coding),
+      "cache-control": PREVIEW_CACHE_CONTROL,
+      "vary": fresh.body.compressible ? varyWithEncoding("x-crm-key") : "x-crm-key",
+    };
+    if (fresh.body.matches(headers.get("if-none-match"))) {
+      return new Response(null, { status: 304, headers: withRequestId(ctx, notModified) });
     }
-    ctx.route = match.route.pattern;
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return error(405, { message: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS" });
+    const ok: Record<string, string> = { ...notModified, "content-type": JSON_TYPE };
+    if (coding !== "identity") ok["content-encoding"] = coding;
+    if (ctx.request.method === "HEAD") {
+      ok["content-length"] = String(fresh.body.lengthOf(coding));
+      return new Response(null, { status: 200, headers: withRequestId(ctx, ok) });
     }
+    return new Response(fresh.body.bodyOf(coding) as BodyInit, {
+      status: 200,
+      headers: withRequestId(ctx, ok),
+    });
+  };
 
+  const handle = async (ctx: RequestContext, fetch: Fetch): Promise<Response> => {
+    const { request, url } = ctx;
     if (options.limiter.contentIpRefused(ctx.ip, now())) {
-      return error(429, { message: "rate_limit_exceeded" });
+      return error(ctx, 429, { message: "rate_limit_exceeded" });
     }
     // The header is the documented form; the query parameter is the fallback.
     const key = request.headers.get("x-crm-key") || url.searchParams.get("key") || "";
-    const caller = await options.callers.siteKey(key);
+    const preview = key.startsWith(PREVIEW_PREFIX);
+    const caller = preview
+      ? await options.callers.previewKey(key)
+      : await options.callers.siteKey(key);
     const limited = await options.limiter.contentLimited({
       ip: ctx.ip,
       validKey: caller.ok ? options.callers.hashOf(key) : undefined,
       invalidKey: !caller.ok,
     }, now());
-    if (limited) return error(429, { message: "rate_limit_exceeded" });
-    if (!caller.ok) return error(401, { message: "invalid_key" });
+    if (limited) return error(ctx, 429, { message: "rate_limit_exceeded" });
+    if (!caller.ok) return error(ctx, 401, { message: "invalid_key" });
     ctx.siteId = caller.siteId;
 
-    const cacheKey = ResponseCache.keyOf(caller.siteId, url);
-    const cached = await options.cache.get(cacheKey, async () => {
-      const { body } = await match.route.target(caller.siteId, match.params, url.searchParams);
+    const load = async (): Promise<CachedAnswer> => {
+      const { body } = await fetch(caller.siteId, ctx.match!.params, url.searchParams, preview);
       if (!body) throw new Error("content-service answered without a body");
       return {
-        body: keptBody(body.json),
-        byteLength: body.json.byteLength,
-        etag: body.etag,
+        body: new Precompressed(keptBody(body.json), {
+          etag: body.etag,
+          byteLength: body.json.byteLength,
+          compressFrom: COMPRESS_MIN_BYTES,
+        }),
+        tags: body.cacheTags,
         freshUntil: Number(body.freshUntilMs),
       };
-    });
-    return answer(ctx, cached);
+    };
+    // A preview's answer is never kept in or served from a shared cache, the gateway's included.
+    if (preview) return previewAnswer(ctx, await load());
+    return answer(ctx, await options.cache.get(ResponseCache.keyOf(caller.siteId, url), load));
   };
 
-  return async (ctx) => {
+  const reader = (fetch: Fetch): Handler => async (ctx) => {
     try {
-      return await handle(ctx);
+      return await handle(ctx, fetch);
     } catch (thrown) {
       const failure = httpErrorOf(thrown);
       if (failure.serverSide) {
         options.log.error("content request failed", { requestId: ctx.requestId, error: thrown });
       }
-      return error(failure.status, failure.body);
+      return error(ctx, failure.status, failure.body);
     }
   };
+
+  const fetches = contentFetches(options.content);
+  return Object.fromEntries(
+    Object.entries(fetches).map(([name, fetch]) => [name, reader(fetch)]),
+  ) as Record<ContentRead, Handler>;
 }

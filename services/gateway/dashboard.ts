@@ -8,9 +8,11 @@
  */
 import { assetHandler, staticAsset } from "./static_asset.ts";
 import type { Handler } from "./http.ts";
-import { jsonError } from "./http.ts";
+import { cacheControlOf } from "./routes/table.ts";
 
-const PAGE = `<!doctype html>
+/** The page's shell: its script draws the rest; `head` and `root` add to it (already escaped). */
+export function pageHtml({ head = "", root = "" }: { head?: string; root?: string } = {}): string {
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -18,61 +20,54 @@ const PAGE = `<!doctype html>
 <title>Reports</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/dashboard.css">
-<script defer src="/dashboard/dashboard.js"></script>
+${head}<script defer src="/dashboard/dashboard.js"></script>
 </head>
 <body>
-<div id="root"></div>
+<div id="root">${root}</div>
 <noscript>The reports page needs JavaScript.</noscript>
 </body>
 </html>
 `;
+}
 
-const PAGE_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "cache-control": "no-cache",
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; " +
-    "img-src 'self' data: blob:; connect-src 'self'; form-action 'none'; base-uri 'none'; " +
-    "frame-ancestors 'none'",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
-};
+const PAGE = pageHtml();
 
-/** The built script and stylesheet; `deno task dashboard` makes them. */
-export async function dashboardApp(script: Uint8Array, style: Uint8Array): Promise<Handler> {
-  const assets: Record<string, Handler> = {
-    "/dashboard/dashboard.js": assetHandler(
-      await staticAsset(script, "application/javascript; charset=utf-8"),
-      "no-cache",
-    ),
-    "/dashboard/dashboard.css": assetHandler(
-      await staticAsset(style, "text/css; charset=utf-8"),
-      "no-cache",
-    ),
+/**
+ * The headers of every page of the dashboard. `frameAncestors` is who may
+ * frame it: nobody, but for a share link's embedded page (the site's
+ * embedOrigins).
+ */
+export function pageHeaders(frameAncestors: readonly string[] = []): Record<string, string> {
+  const ancestors = frameAncestors.length ? frameAncestors.join(" ") : "'none'";
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; " +
+      "img-src 'self' data: blob:; connect-src 'self'; form-action 'none'; base-uri 'none'; " +
+      `frame-ancestors ${ancestors}`,
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+    ...(frameAncestors.length ? {} : { "x-frame-options": "DENY" }),
   };
-  return (ctx) => {
-    const path = ctx.url.pathname;
-    if (path === "/dashboard") {
-      return new Response(null, { status: 308, headers: { location: "/dashboard/" } });
-    }
-    const asset = assets[path];
-    if (asset) {
-      ctx.route = path;
-      return asset(ctx);
-    }
-    if (path !== "/dashboard/") {
-      return jsonError(404, {
-        message: `Cannot ${ctx.request.method} ${path}`,
-        error: "Not Found",
-        statusCode: 404,
-      });
-    }
-    ctx.route = "/dashboard/";
-    if (ctx.request.method !== "GET" && ctx.request.method !== "HEAD") {
-      return jsonError(405, { message: "method_not_allowed" }, { allow: "GET, HEAD" });
-    }
-    return new Response(ctx.request.method === "HEAD" ? null : PAGE, {
-      status: 200,
-      headers: PAGE_HEADERS,
-    });
+}
+
+const PAGE_HEADERS = pageHeaders();
+
+/** The reports page and its built script and stylesheet (`deno task dashboard` makes them). */
+export function dashboardApp(
+  script: Uint8Array,
+  style: Uint8Array,
+): Record<"dashboardPage" | "dashboardScript" | "dashboardStyle" | "dashboardRedirect", Handler> {
+  return {
+    dashboardScript: assetHandler(
+      staticAsset(script, "application/javascript; charset=utf-8"),
+    ),
+    dashboardStyle: assetHandler(staticAsset(style, "text/css; charset=utf-8")),
+    dashboardRedirect: () =>
+      new Response(null, { status: 308, headers: { location: "/dashboard/" } }),
+    dashboardPage: (ctx) =>
+      new Response(ctx.request.method === "HEAD" ? null : PAGE, {
+        status: 200,
+        headers: { ...PAGE_HEADERS, "cache-control": cacheControlOf(ctx.match!.method.cache) },
+      }),
   };
 }

@@ -1,10 +1,11 @@
 /**
  * The gateway's probes. /livez answers while the process runs. /healthz says
- * whether this gateway can serve: 503 until every service behind it has
- * answered its gRPC health check SERVING once since the gateway started
- * (before that it cannot have answered anything right), then 200 for as long
- * as the gateway runs, whatever its backends do, with `status` `degraded`
- * while one of them is not serving. One backend's outage must not take every
+ * whether this gateway can serve: 503 until auth-service has answered its
+ * gRPC health check SERVING once since the gateway started (no request can
+ * be served without keys), then 200 for as long as the gateway runs,
+ * whatever its backends do, with `status` `degraded` while one of them is
+ * not serving. content- and ingest-service only degrade it, so a gateway
+ * started during their outage still joins the load balancer. One backend's outage must not take every
  * gateway out of the load balancer: cached content reads, the widget and the
  * other backends' routes still work, and what needs the missing backend
  * answers 503 service_unavailable with Retry-After on its own.
@@ -43,7 +44,11 @@ export class BackendStates {
   #servedOnce = new Set<string>();
   #stopping = false;
 
-  constructor(readonly names: readonly string[]) {
+  /**
+   * names: every backend; required: those that must have served once before
+   * the gateway is ready (every backend unless given).
+   */
+  constructor(readonly names: readonly string[], readonly required: readonly string[] = names) {
     for (const name of names) this.#current.set(name, "UNKNOWN");
   }
 
@@ -65,7 +70,7 @@ export class BackendStates {
 
   view(): HealthView {
     const services = Object.fromEntries(this.#current);
-    const started = this.names.every((name) => this.#servedOnce.has(name));
+    const started = this.required.every((name) => this.#servedOnce.has(name));
     const allServing = this.names.every((name) => this.serving(name));
     if (this.#stopping) return { ready: false, status: "stopping", services };
     if (!started) return { ready: false, status: "unavailable", services };

@@ -55,6 +55,25 @@ describe("BackendStates", () => {
     expect(await answer(states)).toMatchObject({ status: 503, body: { status: "stopping" } });
   });
 
+  it("with auth required, is ready once auth has served, degraded while the others never have", async () => {
+    const states = new BackendStates(NAMES, ["auth"]);
+    states.record("content", "SERVING");
+    states.record("ingest", "SERVING");
+    expect((await answer(states)).status).toBe(503);
+    states.record("auth", "UNREACHABLE");
+    expect((await answer(states)).status).toBe(503);
+    states.record("auth", "SERVING");
+    states.record("content", "UNREACHABLE");
+    states.record("ingest", "NOT_SERVING");
+    expect(await answer(states)).toEqual({
+      status: 200,
+      body: {
+        status: "degraded",
+        services: { auth: "SERVING", content: "UNREACHABLE", ingest: "NOT_SERVING" },
+      },
+    });
+  });
+
   it("refuses a backend it does not know", () => {
     expect(() => new BackendStates(NAMES).record("billing", "SERVING")).toThrow(/billing/);
   });

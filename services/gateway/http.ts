@@ -1,3 +1,5 @@
+import type { MatchedRoute } from "./routes/dispatch.ts";
+
 /**
  * The gateway's request model: one context object per request, handlers, and
  * the one middleware chain every request passes through. Cross-cutting work
@@ -14,6 +16,8 @@ export interface RequestContext {
   connection: string;
   /** Route pattern, once a route matched; for logs and traces. */
   route?: string;
+  /** The route table's entry the request matched, its parameters and CORS headers. */
+  match?: MatchedRoute;
   /**
    * Set when a bound refused the request at once (limits.ts): the access log
    * keeps such answers at debug, so a flood of refusals is not a flood of warnings.

@@ -6,13 +6,15 @@ import { Health } from "../lib/gen/grpc/health/v1/health_pb.ts";
 import type { Platform } from "../lib/platform.ts";
 import { serviceClient } from "../lib/rpc/client.ts";
 import { Callers } from "./callers.ts";
+import { ShareCallers } from "./share_callers.ts";
+import { sharePage } from "./share_page.ts";
 import { contentApi } from "./content_api.ts";
 import { LocalCounter } from "./rate_limit/counter.ts";
 import { ResilientCounter } from "./rate_limit/resilient_counter.ts";
 import { RateLimiter } from "./rate_limit/policy.ts";
 import { ResponseCache } from "./response_cache.ts";
 import { gatewayHandler } from "./server.ts";
-import { assetHandler, SCRIPT_CACHE_CONTROL, staticAsset } from "./static_asset.ts";
+import { assetHandler, staticAsset } from "./static_asset.ts";
 import { demoPage } from "./demo_page.ts";
 import { WIDGET_OUTPUT } from "../../widget/build.ts";
 import { DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "../../dashboard/build.ts";
@@ -21,14 +23,21 @@ import { Batcher } from "./batcher.ts";
 import { type IngestItemInit, marketingApi } from "./marketing_api.ts";
 import { StatsService } from "../lib/gen/crm/stats/v1/stats_pb.ts";
 import { statsApi } from "./stats_api.ts";
-import { BackendPoller, BackendStates } from "./health.ts";
-import { untraced } from "../lib/telemetry.ts";
+import { BackendPoller, BackendStates, healthz, livez } from "./health.ts";
+import { openApiHandler } from "./openapi/serve.ts";
+import { reportServiceUp, untraced } from "../lib/telemetry.ts";
 
 /** Calls to ingest-service in flight at once, and requests allowed to wait for one. */
 const INGEST_IN_FLIGHT = 8;
 const INGEST_MAX_WAITING = 50_000;
 /** Deadline of an ingest call (ingest-service's group commit gives up after 3 s). */
 export const INGEST_TIMEOUT_MS = 10_000;
+/**
+ * Beyond REPORT_TIMEOUT_MS, the stats call's deadline: ingest-service answers
+ * `timeout` itself at REPORT_TIMEOUT_MS, and this leaves its answer time to
+ * arrive (and the site lookup before the report's snapshot).
+ */
+export const STATS_DEADLINE_MARGIN_MS = 2_000;
 /** Stays well under ingest-service's 4 MB message limit. */
 const INGEST_BATCH_BYTES = 2 * 1024 * 1024;
 
@@ -72,14 +81,16 @@ export async function startGateway(
   extras: GatewayExtras = {},
 ): Promise<RunningGateway> {
   const { config, log, bus, clock } = platform;
-  const widget = await staticAsset(
+  const widget = staticAsset(
     await readBuiltWidget(),
     "application/javascript; charset=utf-8",
   );
   const auth = serviceClient(AuthService, config.authUrl, { timeoutMs: 5000 });
   const content = serviceClient(ContentService, config.contentUrl, { timeoutMs: 5000 });
   const ingest = serviceClient(IngestService, config.ingestUrl, { timeoutMs: INGEST_TIMEOUT_MS });
-  const stats = serviceClient(StatsService, config.ingestUrl, { timeoutMs: 60_000 });
+  const stats = serviceClient(StatsService, config.ingestUrl, {
+    timeoutMs: config.pools.reportTimeoutMs + STATS_DEADLINE_MARGIN_MS,
+  });
   const batcher = new Batcher<IngestItemInit, ItemResult>(
     async (items) => (await ingest.ingest({ items })).results,
     {
@@ -95,7 +106,8 @@ export async function startGateway(
     content: serviceClient(Health, config.contentUrl),
     ingest: serviceClient(Health, config.ingestUrl),
   };
-  const health = new BackendStates(Object.keys(healthClients));
+  // Ready once auth has served: without keys nothing can be answered; the others only degrade it.
+  const health = new BackendStates(Object.keys(healthClients), ["auth"]);
   // Checks run in the background and outside any trace; the first round
   // ends before the gateway listens, so beside running backends it is ready at once.
   const poller = untraced(() => new BackendPoller(healthClients, health));
@@ -105,13 +117,13 @@ export async function startGateway(
     : new LocalCounter();
   const limiter = new RateLimiter(counter, config.limits);
   const callers = new Callers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
+  const shares = new ShareCallers(auth, { bus, clock, keyCacheTtlS: config.keyCacheTtlS });
   const answers = new ResponseCache(bus, clock, config.responseCacheMaxBytes);
   const handler = gatewayHandler({
     config,
     log,
-    health,
-    routes: {
-      content: contentApi({
+    handlers: {
+      ...contentApi({
         content,
         callers,
         limiter,
@@ -122,9 +134,9 @@ export async function startGateway(
         // promise that a revoked key is refused everywhere within KEY_CACHE_TTL_S.
         cdnMaxAgeS: Math.min(config.contentCdnMaxAgeS, config.keyCacheTtlS),
       }),
-      widget: assetHandler(widget, SCRIPT_CACHE_CONTROL),
+      widget: assetHandler(widget),
       demo: extras.demoSiteKey ? await demoPage(extras.demoSiteKey) : undefined,
-      marketing: marketingApi({
+      ...marketingApi({
         batcher,
         callers,
         limiter,
@@ -132,18 +144,23 @@ export async function startGateway(
         clock,
         bodyTimeoutMs: config.http.bodyTimeoutMs,
       }),
-      stats: statsApi({
+      ...statsApi({
         stats,
         callers,
+        shares,
         limiter,
         log,
         clock,
         bodyTimeoutMs: config.http.bodyTimeoutMs,
       }),
-      dashboard: await dashboardApp(
+      ...dashboardApp(
         await readBuilt(DASHBOARD_SCRIPT, "the dashboard"),
         await readBuilt(DASHBOARD_STYLE, "the dashboard"),
       ),
+      sharePage: sharePage({ shares }),
+      healthz: () => healthz(health),
+      livez,
+      openApi: openApiHandler(),
     },
   });
   const server = Deno.serve(
@@ -155,10 +172,12 @@ export async function startGateway(
     handler,
   );
   const shownHost = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host;
+  const up = reportServiceUp("gateway");
   return {
     url: `http://${shownHost}:${server.addr.port}`,
     port: server.addr.port,
     async close() {
+      up();
       health.stop();
       poller.close();
       // Stops accepting and waits for the requests in flight (their batches included).
@@ -166,6 +185,7 @@ export async function startGateway(
       await batcher.close();
       await shutdown;
       callers.close();
+      shares.close();
       answers.close();
     },
   };

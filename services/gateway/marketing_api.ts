@@ -21,7 +21,7 @@ import { type Code, publicFields } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Clock } from "../lib/clock.ts";
 import { type Handler, JSON_TYPE, jsonError, type RequestContext, withRequestId } from "./http.ts";
-import { marketingCors, marketingPreflight, withCors } from "./cors.ts";
+import { withCors } from "./cors.ts";
 import { httpErrorOf, httpErrorOfReason } from "./rpc_errors.ts";
 import type { Caller, Callers } from "./callers.ts";
 import type { RateLimiter } from "./rate_limit/policy.ts";
@@ -35,11 +35,9 @@ import {
 } from "./body.ts";
 import { type BodyKind, ingestBodyOf } from "./ingest_body.ts";
 import { isJsonObject } from "../lib/json.ts";
+import type { Collect } from "./routes/marketing.ts";
 
 export type IngestItemInit = MessageInitShape<typeof IngestItemSchema>;
-
-/** Request bodies of every marketing route: 8 KB. */
-export const BODY_LIMIT = 8 * 1024;
 
 interface RouteDef {
   kind: BodyKind;
@@ -47,11 +45,12 @@ interface RouteDef {
   caller: "server" | "browser" | "either";
 }
 
-export const MARKETING_ROUTES: Record<string, RouteDef> = {
-  "/marketing/event": { kind: "event", caller: "server" },
-  "/marketing/view": { kind: "pageView", caller: "browser" },
-  "/marketing/act": { kind: "event", caller: "browser" },
-  "/marketing/lead": { kind: "lead", caller: "either" },
+/** What each collection route of the table (routes/marketing.ts) takes, and from whom. */
+const COLLECTED: Record<Collect, RouteDef> = {
+  event: { kind: "event", caller: "server" },
+  view: { kind: "pageView", caller: "browser" },
+  act: { kind: "event", caller: "browser" },
+  lead: { kind: "lead", caller: "either" },
 };
 
 export interface MarketingApiOptions {
@@ -86,11 +85,16 @@ function isJsonType(contentType: string | null): boolean {
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-export function marketingApi(options: MarketingApiOptions): Handler {
+export function marketingApi(options: MarketingApiOptions): Record<Collect, Handler> {
   const { clock } = options;
 
-  const handle = async (ctx: RequestContext, def: RouteDef, cors: Record<string, string>) => {
+  const handle = async (
+    ctx: RequestContext,
+    def: RouteDef,
+    cors: Readonly<Record<string, string>>,
+  ) => {
     const { request } = ctx;
+    const limit = ctx.match!.method.request!.limit;
     const error = (status: number, body: { message: string; [k: string]: unknown }) =>
       withCors(jsonError(status, body), cors);
     const receivedAtMs = clock.now();
@@ -98,7 +102,7 @@ export function marketingApi(options: MarketingApiOptions): Handler {
     const asServer = def.caller === "server" || (def.caller === "either" && key !== null);
 
     const declared = Number(request.headers.get("content-length") ?? NaN);
-    if (Number.isFinite(declared) && declared > BODY_LIMIT) {
+    if (Number.isFinite(declared) && declared > limit) {
       return error(413, { message: "payload_too_large" });
     }
     let caller: Caller;
@@ -131,7 +135,7 @@ export function marketingApi(options: MarketingApiOptions): Handler {
     }
     let body: string;
     try {
-      body = await readLimitedText(request, BODY_LIMIT, options.bodyTimeoutMs);
+      body = await readLimitedText(request, limit, options.bodyTimeoutMs);
     } catch (thrown) {
       if (thrown instanceof BodyTooLargeError) return error(413, { message: "payload_too_large" });
       if (thrown instanceof BodyTimeoutError) return bodyTimeout(error);
@@ -179,29 +183,9 @@ export function marketingApi(options: MarketingApiOptions): Handler {
     });
   };
 
-  return async (ctx) => {
-    const { request, url } = ctx;
-    const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, "") : url.pathname;
-    const def = MARKETING_ROUTES[path];
-    if (!def) {
-      return jsonError(404, {
-        message: `Cannot ${request.method} ${url.pathname}`,
-        error: "Not Found",
-        statusCode: 404,
-      });
-    }
-    ctx.route = path;
-    const origin = request.headers.get("origin");
-    const cors = def.caller === "server" ? {} : marketingCors(origin);
-    if (request.method === "OPTIONS" && def.caller !== "server") return marketingPreflight(origin);
-    if (request.method !== "POST") {
-      return withCors(
-        jsonError(405, { message: "method_not_allowed" }, {
-          allow: def.caller === "server" ? "POST" : "POST, OPTIONS",
-        }),
-        cors,
-      );
-    }
+  const collect = (def: RouteDef): Handler => async (ctx) => {
+    // The route's CORS policy: none where only servers call, else on every answer but a server's.
+    const cors = ctx.match!.cors;
     try {
       return await handle(ctx, def, cors);
     } catch (thrown) {
@@ -214,5 +198,11 @@ export function marketingApi(options: MarketingApiOptions): Handler {
       }
       return withCors(jsonError(failure.status, failure.body), cors);
     }
+  };
+  return {
+    event: collect(COLLECTED.event),
+    view: collect(COLLECTED.view),
+    act: collect(COLLECTED.act),
+    lead: collect(COLLECTED.lead),
   };
 }

@@ -10,18 +10,19 @@ import type { Bus } from "../lib/bus.ts";
 import { Cache } from "../lib/cache.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DEFAULT_RESPONSE_CACHE_BYTES } from "../lib/config.ts";
-import { COMPRESS_MIN_BYTES } from "./compression.ts";
+import type { Precompressed } from "./precompressed.ts";
 
 export interface CachedAnswer {
-  /** The body as sent: its text when it is UTF-8 (cheaper for Deno to send), else its bytes. */
-  body: string | Uint8Array;
-  /** The body's length in bytes. */
-  byteLength: number;
-  etag: string;
+  /**
+   * The body with its ETag and its encodings, each made on the first read
+   * that asks for it (precompressed.ts); kept as text when it is UTF-8
+   * (cheaper for Deno to send), else as bytes.
+   */
+  body: Precompressed;
   /** Clock time (ms) until which the answer is right. */
   freshUntil: number;
-  /** The body compressed, each encoding made on the first read that asks for it (compression.ts). */
-  encoded?: { br?: Uint8Array; gzip?: Uint8Array };
+  /** Space-separated cache tags (Surrogate-Key, Cache-Tag); empty for none. */
+  tags?: string;
 }
 
 const MAX_ANSWERS = 20_000;
@@ -41,9 +42,11 @@ const ENTRY_OVERHEAD = 1024;
  */
 export function answerBytes(key: string, answer: CachedAnswer | undefined): number {
   if (!answer) return ENTRY_OVERHEAD + key.length * 2;
-  const body = typeof answer.body === "string" ? answer.body.length * 2 : answer.byteLength;
-  const encodings = answer.byteLength >= COMPRESS_MIN_BYTES ? Math.ceil(answer.byteLength / 2) : 0;
-  return ENTRY_OVERHEAD + key.length * 2 + body + encodings + answer.etag.length * 2;
+  const kept = answer.body;
+  const body = typeof kept.body === "string" ? kept.body.length * 2 : kept.byteLength;
+  const encodings = kept.compressible ? Math.ceil(kept.byteLength / 2) : 0;
+  const tags = (answer.tags?.length ?? 0) * 2;
+  return ENTRY_OVERHEAD + key.length * 2 + body + encodings + kept.etag.length * 2 + tags;
 }
 
 /** Query strings remembered in their normal form; a flood of new ones only empties the memo. */

@@ -2,13 +2,12 @@ import { describe, expect, it } from "vitest";
 import { createLocalBus } from "../lib/bus.ts";
 import { ManualClock } from "../lib/clock.ts";
 import { answerBytes, type CachedAnswer, ResponseCache } from "./response_cache.ts";
+import { Precompressed } from "./precompressed.ts";
 
 const clock = new ManualClock();
 
-const answer = (): CachedAnswer => ({
-  body: "{}",
-  byteLength: 2,
-  etag: '"x"',
+const answer = (body: string | Uint8Array = "{}"): CachedAnswer => ({
+  body: new Precompressed(body, { etag: '"x"', compressFrom: 1024 }),
   freshUntil: clock.now() + 60_000,
 });
 
@@ -79,7 +78,7 @@ describe("ResponseCache", () => {
   });
 
   it("keeps answers within its byte budget, dropping the least recently used", async () => {
-    const big = (): CachedAnswer => ({ ...answer(), body: new Uint8Array(1000) });
+    const big = (): CachedAnswer => answer(new Uint8Array(1000));
     const budget = 3 * answerBytes("k0", big()) + 10;
     const cache = new ResponseCache(createLocalBus(), clock, budget);
     for (let i = 0; i < 10; i++) await cache.get(`k${i}`, () => Promise.resolve(big()));

@@ -1,39 +1,24 @@
 /**
- * The gateway's HTTP handler: the middleware chain around a dispatch by path
- * prefix. Everything HTTP happens here and nothing else does.
+ * The gateway's HTTP handler: the middleware chain around the dispatch of the
+ * route table (routes/). Everything HTTP happens here and nothing else does.
  */
 import type { Config } from "../lib/config.ts";
 import type { Logger } from "../lib/log.ts";
-import { compose, type Handler, jsonError, type RequestContext } from "./http.ts";
+import { compose, type RequestContext } from "./http.ts";
 import { accessLog, errorBoundary, requestIdHeader, retryAfter, telemetry } from "./middleware.ts";
 import { acceptRequestId, inRequest } from "../lib/request_scope.ts";
 import { TRACING } from "../lib/telemetry.ts";
 import { clientIp } from "../lib/ip.ts";
-import { type BackendStates, healthz, livez } from "./health.ts";
 import { requestLimits } from "./limits.ts";
-import { OPENAPI_PATH, openApiHandler } from "./openapi/serve.ts";
-
-export interface GatewayRoutes {
-  /** Every request under /content/. */
-  content: Handler;
-  /** GET /widget.js. */
-  widget: Handler;
-  /** The demo site's page under /demo/ (deno task start only). */
-  demo?: Handler;
-  /** Every request under /marketing/. */
-  marketing: Handler;
-  /** Every request under /stats/. */
-  stats: Handler;
-  /** The reports page under /dashboard/. */
-  dashboard: Handler;
-}
+import { dispatcher } from "./routes/dispatch.ts";
+import { requestTracing } from "./trace_parent.ts";
+import { GATEWAY_AREAS, GATEWAY_ROUTES, type GatewayHandlers } from "./routes/mod.ts";
 
 export interface GatewayHandlerOptions {
   config: Config;
   log: Logger;
-  routes: GatewayRoutes;
-  /** The backends' states, kept current in the background (health.ts). */
-  health: BackendStates;
+  /** The handler of every route of the table (routes/mod.ts). */
+  handlers: GatewayHandlers;
 }
 
 export type ServeHandler = (
@@ -42,25 +27,10 @@ export type ServeHandler = (
 ) => Promise<Response>;
 
 export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
-  const { config, log, routes, health } = options;
-  const openApi = openApiHandler();
-  const dispatch: Handler = (ctx) => {
-    const path = ctx.url.pathname;
-    if (path.startsWith("/content/") || path === "/content") return routes.content(ctx);
-    if (path === "/widget.js") return routes.widget(ctx);
-    if (routes.demo && (path === "/demo" || path.startsWith("/demo/"))) return routes.demo(ctx);
-    if (path.startsWith("/marketing/")) return routes.marketing(ctx);
-    if (path.startsWith("/stats/")) return routes.stats(ctx);
-    if (path === "/dashboard" || path.startsWith("/dashboard/")) return routes.dashboard(ctx);
-    if (path === "/livez") return livez();
-    if (path === "/healthz") return healthz(health);
-    if (path === OPENAPI_PATH) return openApi(ctx);
-    return jsonError(404, {
-      message: `Cannot ${ctx.request.method} ${path}`,
-      error: "Not Found",
-      statusCode: 404,
-    });
-  };
+  const { config, log } = options;
+  const dispatch = dispatcher(GATEWAY_ROUTES, options.handlers, GATEWAY_AREAS);
+  // Whose sampled flag decides a request's trace (TRACE_TRUST_PARENT, trace_parent.ts).
+  const traced = requestTracing(config.traceTrustParent);
   const chain = compose(
     [
       // Spans and metrics exist only when the runtime exports them (TRACING).
@@ -84,6 +54,6 @@ export function gatewayHandler(options: GatewayHandlerOptions): ServeHandler {
       connection: `${peer.hostname}:${peer.port}`,
       startedAt: performance.now(),
     };
-    return inRequest(ctx.requestId, () => Promise.resolve(chain(ctx)));
+    return traced(request, () => inRequest(ctx.requestId, () => Promise.resolve(chain(ctx))));
   };
 }

@@ -13,15 +13,29 @@ import type { Bus } from "../lib/bus.ts";
 import type { Clock } from "../lib/clock.ts";
 import { type ExportKind, exportPage } from "./exports.ts";
 import { deleteVisitor } from "./erase.ts";
-import { runRetention } from "./retention.ts";
+import { type RetentionRecord, runRetention } from "./retention.ts";
 import { rebuildSite } from "./stats/visits.ts";
-import { HistoryLineError, type HistoryRecord, parseHistoryLine, storeHistory } from "./history.ts";
+import {
+  countsOf,
+  HistoryLineError,
+  type HistoryRecord,
+  parseHistoryLine,
+  storeHistory,
+} from "./history.ts";
 import { fieldProblem } from "../lib/errors.ts";
 import type { Partitions } from "./partitions.ts";
+import type { Manifest } from "../lib/manifest/types.ts";
+import { invalidManifest } from "../lib/manifest/refuse.ts";
+import { MAX_SEGMENTS } from "../lib/manifest/analytics_members.ts";
+import { QueryError, segmentFilters } from "./stats/query.ts";
+import { SegmentRefusal } from "./segments_store.ts";
+import type { Json } from "../lib/stats/wire.ts";
 
 export interface AdminDeps {
   store: IngestStore;
   partitions: Partitions;
+  /** Retention's last success, for its gauge (told at once of a run made here). */
+  retention?: RetentionRecord;
 }
 
 /**
@@ -31,8 +45,21 @@ export interface AdminDeps {
  */
 export function ingestSitePart(store: IngestStore, bus: Bus, clock: Clock): SitePart {
   return {
+    check(manifest) {
+      checkSegments(manifest);
+      return Promise.resolve();
+    },
     async apply(manifest) {
-      const changes = await store.importSite(manifest, clock.now());
+      checkSegments(manifest);
+      let changes: Record<string, number>;
+      try {
+        changes = await store.importSite(manifest, clock.now());
+      } catch (error) {
+        if (error instanceof SegmentRefusal) {
+          throw invalidManifest("$.segments", `a site has at most ${MAX_SEGMENTS} segments`);
+        }
+        throw error;
+      }
       // Every replica's cached event types of the site go at once (this one's too).
       if (Object.keys(changes).length) {
         await bus.publish("event-types-changed", manifest.site.id);
@@ -43,9 +70,25 @@ export function ingestSitePart(store: IngestStore, bus: Bus, clock: Clock): Site
   };
 }
 
+/** The manifest's segments judged by the reports query's rules, against its own event types. */
+function checkSegments(manifest: Manifest): void {
+  const site = {
+    paramKeys: new Set(manifest.eventTypes.flatMap((t) => t.params.map((p) => p.key))),
+  };
+  manifest.segments.forEach((segment, i) => {
+    try {
+      segmentFilters(segment.filters as Json, site, "filters");
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      const path = `$.segments[${i}].${error.field}`;
+      throw invalidManifest(path, error.problem);
+    }
+  });
+}
+
 export function ingestAdminHandlers(
   context: ServiceContext,
-  { store, partitions }: AdminDeps,
+  { store, partitions, retention }: AdminDeps,
 ): ServiceImpl<typeof IngestAdminService> {
   const db = context.db;
   const requireSite = async (siteId: string) => {
@@ -59,13 +102,16 @@ export function ingestAdminHandlers(
   ) => {
     await requireSite(request.siteId);
     try {
-      return await exportPage(db, {
-        kind,
-        siteId: request.siteId,
-        sinceMs: request.sinceMs === undefined ? undefined : Number(request.sinceMs),
-        cursor: request.cursor,
-        pageSize: request.pageSize,
-      });
+      // A page is one report read: on the reports' connections, within REPORT_TIMEOUT_MS.
+      return await context.reports.run((reads) =>
+        exportPage(reads, {
+          kind,
+          siteId: request.siteId,
+          sinceMs: request.sinceMs === undefined ? undefined : Number(request.sinceMs),
+          cursor: request.cursor,
+          pageSize: request.pageSize,
+        })
+      );
     } catch (error) {
       if ((error as Error).message === "malformed export cursor") {
         throw publicError(Code.InvalidArgument, "invalid_cursor");
@@ -96,16 +142,27 @@ export function ingestAdminHandlers(
         }
       }
       const counts = dryRun || records.length === 0
-        ? {
-          pageviews: records.filter((r) => r.item.kind === "view").length,
-          events: records.filter((r) => r.item.kind === "event").length,
-          skipped: 0,
-        }
-        : await storeHistory(db, records);
+        ? countsOf(records)
+        : await storeHistory(db, records, partitions);
       return {
         pageviews: BigInt(counts.pageviews),
         events: BigInt(counts.events),
+        leads: BigInt(counts.leads),
         skipped: BigInt(counts.skipped),
+      };
+    },
+
+    async droppedCounts({ siteId, sinceMs }) {
+      await requireSite(siteId);
+      const counts = await store.droppedCounts(
+        siteId,
+        sinceMs === undefined ? undefined : Number(sinceMs),
+      );
+      return {
+        ip: BigInt(counts.ip),
+        country: BigInt(counts.country),
+        page: BigInt(counts.page),
+        referrer: BigInt(counts.referrer),
       };
     },
 
@@ -125,11 +182,9 @@ export function ingestAdminHandlers(
     async runRetention({ retentionDays }) {
       const days = retentionDays ?? context.platform.config.retentionDays;
       if (days < 0) throw publicError(Code.InvalidArgument, "invalid_retention_days");
-      const report = await runRetention(db, {
-        partitions,
-        retentionDays: days,
-        now: context.platform.clock.now(),
-      });
+      const now = context.platform.clock.now();
+      const report = await runRetention(db, { partitions, retentionDays: days, now });
+      retention?.succeeded(now);
       return {
         retentionDays: report.retentionDays,
         cutoffMs: BigInt(report.cutoffMs),

@@ -9,10 +9,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FreshDatabase, freshDatabase } from "../../test/helpers/storage.ts";
 import { migrate } from "../lib/db/migrate.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "./migrations/mod.ts";
 
-/** Bookkeeping of the migrations themselves: one row per version, not per site. */
-const NOT_ANALYTICS = new Set(["schema_migrations"]);
+/**
+ * Bookkeeping of the installation, not of a site: the migrations (a row per
+ * version), the background backfills' progress (a row per backfill) and the
+ * upkeep jobs' last successes (a row per job).
+ */
+const NOT_ANALYTICS = new Set(["schema_migrations", "backfills", "upkeep_runs"]);
 
 interface Key {
   table: string;

@@ -13,6 +13,7 @@ import {
   IngestAdminService,
   type IngestItemSchema,
   IngestService,
+  type ItemResult,
   type LeadRow,
   Outcome,
   type PageViewRow,
@@ -27,6 +28,8 @@ import { type InMemoryService, inMemoryService } from "../../test/helpers/in_mem
 import { readFixture } from "../../test/helpers/system.ts";
 import { eventOf, leadOf, pageViewOf } from "../gateway/ingest_body.ts";
 import { ingestService } from "./main.ts";
+import { countOutcomes } from "./handlers.ts";
+import type { RawItem } from "./prepare.ts";
 
 const DAY = 86_400_000;
 const CHROME =
@@ -236,5 +239,47 @@ describe("ingest-service through an in-memory transport", () => {
     expect(await service.client(IngestAdminService).runRetention({}).catch((e) => e.code)).toBe(
       Code.Unauthenticated,
     );
+  });
+});
+
+describe("counting ingest's answers (crm.ingest.items)", () => {
+  const item = (siteId: string, kind: "event" | "pageView") =>
+    ({ siteId, body: { case: kind, value: {} } }) as unknown as RawItem;
+  const result = (outcome: Outcome, reason?: string) =>
+    ({ outcome, ...(reason ? { error: { reason } } : {}) }) as unknown as ItemResult;
+  const raw = [item("a", "event"), item("b", "event"), item("a", "event"), item("a", "pageView")];
+  const results = [
+    result(Outcome.STORED),
+    result(Outcome.STORED),
+    result(Outcome.REFUSED, "unknown_event"),
+    result(Outcome.STORED),
+  ];
+  const counted = (perSite: boolean) => {
+    const adds: [number, Record<string, string>][] = [];
+    countOutcomes(raw, results, perSite, (n, attributes) => adds.push([n, attributes]));
+    return adds;
+  };
+
+  it("adds once per set of attributes, and names no site by default", () => {
+    expect(counted(false)).toEqual([
+      [2, { "crm.ingest.kind": "event", "crm.ingest.outcome": "stored" }],
+      [1, {
+        "crm.ingest.kind": "event",
+        "crm.ingest.outcome": "refused",
+        "crm.ingest.reason": "unknown_event",
+      }],
+      [1, { "crm.ingest.kind": "pageView", "crm.ingest.outcome": "stored" }],
+    ]);
+  });
+
+  it("names the site when asked (METRICS_PER_SITE)", () => {
+    const adds = counted(true);
+    expect(adds.map(([n, a]) => [n, a["crm.site.id"], a["crm.ingest.kind"]])).toEqual([
+      [1, "a", "event"],
+      [1, "b", "event"],
+      [1, "a", "event"],
+      [1, "a", "pageView"],
+    ]);
+    expect(adds.reduce((sum, [n]) => sum + n, 0)).toBe(raw.length);
   });
 });

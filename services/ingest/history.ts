@@ -11,7 +11,7 @@ import type { Database } from "../lib/db/mod.ts";
 import { CURRENCY, EVENT_NAME } from "../lib/formats.ts";
 import { writeGroup } from "./writer.ts";
 import { isJsonObject } from "../lib/json.ts";
-import { cleanId, MAX_ID, MAX_URL } from "./body_fields.ts";
+import { cleanId, invalidBody, MAX_ID, MAX_URL, RefusedError } from "./body_fields.ts";
 import { MAX_VALUE } from "./event_body.ts";
 import type { TypesOfSite } from "./event_types.ts";
 import { normalizeParams } from "./params.ts";
@@ -19,6 +19,8 @@ import type { Attribution, WriteItem } from "./rows.ts";
 import { textOrNull } from "./text.ts";
 import { cleanUrl } from "./url_clean.ts";
 import { ATTRIBUTION_COLUMNS } from "./tables.ts";
+import type { Partitions } from "./partitions.ts";
+import { type LeadInput, leadInputOf, leadRow, type SentLead } from "./lead_body.ts";
 
 /** A line that breaks a rule: its number in the file and what is wrong. */
 export class HistoryLineError extends Error {
@@ -175,7 +177,8 @@ export function parseHistoryLine(
     };
     return { item, importId: lineHash(text) };
   }
-  if (kind !== "event") return read.fail("kind", 'must be "pageview" or "event"');
+  if (kind === "lead") return leadRecord(fields as Fields, text, { read, at, target });
+  if (kind !== "event") return read.fail("kind", 'must be "pageview", "event" or "lead"');
   const name = read.text("name", 64);
   if (name === null || !EVENT_NAME.test(name)) return read.fail("name", "must be an event name");
   const type = target.types.get(name);
@@ -190,10 +193,7 @@ export function parseHistoryLine(
   if (currency !== null && !CURRENCY.test(currency)) {
     read.fail("currency", "must be 1 to 10 Latin letters or digits");
   }
-  const source = (fields as Fields).source ?? "server";
-  if (source !== "browser" && source !== "server") {
-    read.fail("source", 'must be "browser" or "server"');
-  }
+  const source = sourceOf(fields as Fields, read);
   const eventId = read.id("eventId");
   const item: WriteItem = {
     kind: "event",
@@ -208,12 +208,77 @@ export function parseHistoryLine(
       params: normalizeParams(type.params, params as Record<string, unknown>),
       value: type.bringsRevenue ? value : null,
       currency: type.bringsRevenue ? currency ?? (value === null ? null : type.currency) : null,
-      source: source as "browser" | "server",
+      source,
       bot: read.flag("bot"),
     },
     attribution: attributionOf(read),
   };
   return { item, importId: eventId === null ? lineHash(text) : null };
+}
+
+/** Whether a record came from a browser or a server (a server, when not said). */
+function sourceOf(fields: Fields, read: ReturnType<typeof reader>): "browser" | "server" {
+  const source = fields.source ?? "server";
+  if (source !== "browser" && source !== "server") {
+    return read.fail("source", 'must be "browser" or "server"');
+  }
+  return source;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A lead's members as a line holds them, under the export's names. */
+function sentLead(fields: Fields): SentLead {
+  return {
+    text(member) {
+      const value = fields[member];
+      if (value === undefined || value === null) return null;
+      if (typeof value !== "string") throw invalidBody(member, "must be a string");
+      return value;
+    },
+    fields() {
+      const value = fields.fields;
+      if (value === undefined || value === null) return null;
+      if (!isJsonObject(value)) throw invalidBody("fields", "must be an object");
+      return Object.entries(value);
+    },
+    key: (member) => member,
+  };
+}
+
+/**
+ * A lead line: checked by the lead route's own rules (lead_body.ts), kept
+ * with its id, time and attribution as given. Its id (a restore keeps it),
+ * else its lead id, makes it stored once, as the writer stores a lead once
+ * by either; a lead with neither (from another tool) gets a new id and is
+ * stored once by its line's hash.
+ */
+function leadRecord(
+  fields: Fields,
+  text: string,
+  { read, at, target }: { read: ReturnType<typeof reader>; at: string; target: HistoryTarget },
+): HistoryRecord {
+  let lead: LeadInput;
+  try {
+    lead = leadInputOf(sentLead(fields));
+  } catch (error) {
+    if (!(error instanceof RefusedError) || error.refusal.reason !== "invalid_body") throw error;
+    const { field, problem } = error.refusal.fields!;
+    return read.fail(field, problem);
+  }
+  const id = read.text("id", 64);
+  if (id !== null && !UUID.test(id)) read.fail("id", "must be a UUID");
+  const item: WriteItem = {
+    kind: "lead",
+    row: leadRow(lead, {
+      id: id?.toLowerCase() ?? crypto.randomUUID(),
+      siteId: target.siteId,
+      receivedAt: at,
+      source: sourceOf(fields, read),
+    }),
+    attribution: attributionOf(read),
+  };
+  return { item, importId: id === null && lead.leadId === null ? lineHash(text) : null };
 }
 
 /**
@@ -225,20 +290,39 @@ function lineHash(text: string): string {
   return createHash("sha256").update(text.trim()).digest("hex");
 }
 
-/** What storing records did: page views and events stored, records already stored. */
+/** What storing records did: page views, events and leads stored, records already stored. */
 export interface HistoryCounts {
   pageviews: number;
   events: number;
+  leads: number;
   skipped: number;
+}
+
+/** How many records of each kind. */
+export function countsOf(records: readonly HistoryRecord[], skipped = 0): HistoryCounts {
+  const count = (kind: WriteItem["kind"]) => records.filter((r) => r.item.kind === kind).length;
+  return { pageviews: count("view"), events: count("event"), leads: count("lead"), skipped };
 }
 
 /**
  * Stores records in one transaction through the writer (visits kept as for
- * live rows), each at most once: a record without an eventId claims its
- * line's hash, an event its id, and those already claimed are skipped.
+ * live rows), each at most once: a record with an importId claims it, an
+ * event its id, a lead its id and lead id, and those already claimed are
+ * skipped. No lead.created goes out: a restored or moved lead was told
+ * when it came. The partitions of every month the page views and events
+ * fall in are made first, checked in the catalogue (history may be older
+ * than what retention left).
  */
-export function storeHistory(db: Database, records: HistoryRecord[]): Promise<HistoryCounts> {
-  return db.transaction(async (tx) => {
+export async function storeHistory(
+  db: Database,
+  records: HistoryRecord[],
+  partitions: Partitions,
+): Promise<HistoryCounts> {
+  const partitioned = records.filter((r) => r.item.kind !== "lead");
+  await partitions.ensure(partitioned.map((r) => Date.parse(r.item.row.received_at)), {
+    verify: true,
+  });
+  return await db.transaction(async (tx) => {
     const keys = records.filter((r) => r.importId !== null);
     const won = new Set<string>();
     if (keys.length > 0) {
@@ -251,12 +335,11 @@ export function storeHistory(db: Database, records: HistoryRecord[]): Promise<Hi
       for (const r of rows) won.add(r.import_id);
     }
     const fresh = records.filter((r) => r.importId === null || won.delete(r.importId));
-    const results = await writeGroup(tx, fresh.map((r) => r.item), { endsTransaction: true });
+    const results = await writeGroup(tx, fresh.map((r) => r.item), {
+      endsTransaction: true,
+      tellLeads: false,
+    });
     const stored = fresh.filter((_, i) => !results[i].duplicate);
-    return {
-      pageviews: stored.filter((r) => r.item.kind === "view").length,
-      events: stored.filter((r) => r.item.kind === "event").length,
-      skipped: records.length - stored.length,
-    };
+    return countsOf(stored, records.length - stored.length);
   });
 }

@@ -41,6 +41,29 @@ const event = {
   channel: "email",
   receivedAt: "2026-11-01T10:01:00Z",
 };
+const lead = {
+  kind: "lead",
+  id: "1b4e28ba-2fa1-41d2-883f-0016d3cca427",
+  leadId: "form-7",
+  source: "browser",
+  form: "contact",
+  name: " Ann ",
+  email: "ann@example.com",
+  phone: null,
+  message: "Hello",
+  fields: { plan: "pro", seats: 3, ok: true },
+  visitorId: "v1",
+  sessionId: "s1",
+  url: "https://to.example/contact?email=a@b.c",
+  channel: "email",
+  utmSource: "news",
+  utmMedium: null,
+  utmCampaign: null,
+  utmTerm: null,
+  utmContent: null,
+  adLink: null,
+  receivedAt: "2026-11-01T10:02:00Z",
+};
 
 const line = (fields: Record<string, unknown>) => JSON.stringify(fields);
 function problemOf(text: string): string {
@@ -97,10 +120,58 @@ describe("parseHistoryLine", () => {
     expect(withId.importId).toBeNull(); // its id makes it stored once
   });
 
+  it("keeps a lead's fields and id as given, checked and cleaned as the lead route does", () => {
+    const { item, importId } = parseHistoryLine(line(lead), 1, target);
+    expect(item.kind).toBe("lead");
+    if (item.kind !== "lead") return;
+    expect(item.row).toMatchObject({
+      id: lead.id,
+      site_id: "to",
+      lead_id: "form-7",
+      source: "browser",
+      form: "contact",
+      name: "Ann",
+      email: "ann@example.com",
+      phone: null,
+      message: "Hello",
+      fields: { plan: "pro", seats: 3, ok: true },
+      visitor_id: "v1",
+      session_id: "s1",
+      received_at: "2026-11-01T10:02:00.000Z",
+    });
+    expect(item.row.url).not.toContain("a@b.c");
+    expect(item.attribution).toMatchObject({ channel: "email", utm_source: "news" });
+    // Its id (and lead id) make it stored once.
+    expect(importId).toBeNull();
+    expect(parseHistoryLine(line({ ...lead, leadId: null }), 1, target).importId).toBeNull();
+    // A lead from another tool, with neither: a new id, stored once by its line's hash.
+    const bare = parseHistoryLine(line({ ...lead, id: undefined, leadId: null }), 1, target);
+    if (bare.item.kind !== "lead") throw new Error("not a lead");
+    expect(bare.item.row.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(bare.item.row.id).not.toBe(lead.id);
+    expect(bare.importId).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("refuses a lead the lead route would refuse, naming the field", () => {
+    const contactless = { ...lead, name: null, email: null, message: null };
+    expect(problemOf(line(contactless))).toMatch(/^email a lead needs a name, email, phone/);
+    expect(problemOf(line({ ...lead, email: "nope" }))).toMatch(/^email is not an email address/);
+    expect(problemOf(line({ ...lead, name: "x".repeat(201) }))).toMatch(/^name must have at most/);
+    expect(problemOf(line({ ...lead, phone: 12345 }))).toMatch(/^phone must be a string/);
+    expect(problemOf(line({ ...lead, fields: { a: { b: 1 } } }))).toMatch(/^fields value of "a"/);
+    expect(problemOf(line({ ...lead, fields: [1] }))).toMatch(/^fields must be an object/);
+    expect(problemOf(line({ ...lead, leadId: "x".repeat(200) }))).toMatch(/^leadId must have/);
+    expect(problemOf(line({ ...lead, id: "lead-1" }))).toMatch(/^id must be a UUID/);
+    expect(problemOf(line({ ...lead, source: "robot" }))).toMatch(/^source/);
+    expect(problemOf(line({ ...lead, receivedAt: "2026-12-01T00:00:00Z" }))).toMatch(
+      /receivedAt is in the future/,
+    );
+  });
+
   it("refuses a line that breaks a rule, naming the field", () => {
     expect(problemOf("{nope")).toMatch(/not JSON/);
     expect(problemOf("[1]")).toMatch(/JSON object/);
-    expect(problemOf(line({ ...view, kind: "lead" }))).toMatch(/^kind/);
+    expect(problemOf(line({ ...view, kind: "visit" }))).toMatch(/^kind/);
     expect(problemOf(line({ ...view, receivedAt: "2026-12-01T00:00:00Z" }))).toMatch(
       /receivedAt is in the future/,
     );

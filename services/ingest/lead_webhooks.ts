@@ -10,7 +10,7 @@ import { leadJson } from "../lib/export_rows.ts";
 import { LeadRowSchema } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import { enqueueMessages, newMessageId } from "../lib/webhooks/outbox.ts";
 import { toLead } from "./exports.ts";
-import { INGEST_SCHEMA } from "./migrations.ts";
+import { INGEST_SCHEMA } from "./migrations/mod.ts";
 import type { LEADS, RowOf } from "./tables.ts";
 
 /** Enqueues lead.created for the leads this transaction inserted (rows as the writer stored them). */

@@ -8,7 +8,7 @@
 import { Code } from "../lib/errors.ts";
 import { applyEventType, parseEventBody } from "./event_body.ts";
 import { parsePageViewBody } from "./page_view_body.ts";
-import { parseLeadBody } from "./lead_body.ts";
+import { leadRow, parseLeadBody } from "./lead_body.ts";
 import { type Refusal, RefusedError } from "./body_fields.ts";
 import type { IngestItem, PageView } from "../lib/gen/crm/ingest/v1/ingest_pb.ts";
 import type { TypesOfSite } from "./event_types.ts";
@@ -101,28 +101,13 @@ export function prepareItem(
         },
       };
     }
-    const lead = parseLeadBody(body.value);
-    return {
-      write: {
-        kind: "lead",
-        row: {
-          id: crypto.randomUUID(),
-          site_id: item.siteId,
-          received_at: receivedAt,
-          lead_id: lead.leadId,
-          source: item.source,
-          form: lead.form,
-          name: lead.name,
-          email: lead.email,
-          phone: lead.phone,
-          message: lead.message,
-          fields: lead.fields,
-          visitor_id: lead.visitorId,
-          session_id: lead.sessionId,
-          url: lead.url,
-        },
-      },
-    };
+    const row = leadRow(parseLeadBody(body.value), {
+      id: crypto.randomUUID(),
+      siteId: item.siteId,
+      receivedAt,
+      source: item.source,
+    });
+    return { write: { kind: "lead", row } };
   } catch (error) {
     if (error instanceof RefusedError) return refuse(error.refusal, item.source);
     throw error;

@@ -5,9 +5,13 @@
  * partition the cutoff falls in is deleted from row by row, and when the job
  * runs daily that is about one day of rows. Visitor profiles, sessions and
  * event ids past the cutoff are deleted in batches. The reports' derived
- * tables are then put in line with the rows left (stats/visits.ts).
+ * tables are then put in line with the rows left (stats/visits.ts). The
+ * time of the last run that succeeded is kept (ingest.upkeep_runs) and
+ * exported by every ingest process as crm.ingest.retention.last_success, so
+ * a run that stopped happening is seen.
  */
-import type { Database } from "../lib/db/mod.ts";
+import type { Database, Queryable } from "../lib/db/mod.ts";
+import { gaugeOverInstances } from "../lib/telemetry.ts";
 import { listPartitions, type Partitions } from "./partitions.ts";
 import { afterRetention } from "./stats/visits.ts";
 
@@ -84,11 +88,18 @@ export async function runRetention(
   add("eventIds", await olderThan("ingest.event_ids", "received_at"));
   add("sessions", await olderThan("ingest.sessions", "started_at"));
   add("visitors", await olderThan("ingest.visitors", "last_seen"));
+  add("droppedCounts", await olderThan("ingest.dropped_counts", "at"));
   // The reports' derived tables follow the rows in one transaction (reports read in between
   // may still count rows already gone).
   await db.transaction((tx) => afterRetention(tx, cutoff));
   partitions.forget();
   await partitions.ensureAhead(now);
+  await db.query(
+    `insert into ingest.upkeep_runs (job, last_success_at) values ('retention', $1::text::timestamptz)
+     on conflict (job) do update
+       set last_success_at = greatest(upkeep_runs.last_success_at, excluded.last_success_at)`,
+    [new Date(now).toISOString()],
+  );
   return {
     retentionDays,
     cutoffMs,
@@ -102,4 +113,47 @@ export async function runRetention(
     },
     elapsedMs: Math.round(performance.now() - started),
   };
+}
+
+/** The time (the run's clock, Unix ms) of the last retention run that succeeded; undefined before one. */
+export async function lastRetentionSuccess(db: Queryable): Promise<number | undefined> {
+  const [row] = await db.query<{ at: number }>(
+    `select (extract(epoch from last_success_at) * 1000)::float8 as at
+       from ingest.upkeep_runs where job = 'retention'`,
+  );
+  return row === undefined ? undefined : Number(row.at);
+}
+
+/** Retention's last success: the latest any record of this process holds. */
+const lastSuccess = gaugeOverInstances<RetentionRecord>("crm.ingest.retention.last_success", {
+  description: "When the last retention run that succeeded started (Unix time, of any replica)",
+  unit: "s",
+  value: (record) => record.lastSuccessMs === undefined ? undefined : record.lastSuccessMs / 1000,
+  pick: "highest",
+});
+
+/**
+ * What the gauge reports: the last success as this process last read it
+ * from storage (ingest-service reads it at start and every hour, and
+ * notes the runs it makes itself at once).
+ */
+export class RetentionRecord {
+  lastSuccessMs: number | undefined;
+
+  constructor(private readonly db: Queryable) {
+    lastSuccess.add(this);
+  }
+
+  async refresh(): Promise<void> {
+    this.lastSuccessMs = await lastRetentionSuccess(this.db);
+  }
+
+  /** A run this process made succeeded (what refresh would read next). */
+  succeeded(now: number): void {
+    this.lastSuccessMs = Math.max(this.lastSuccessMs ?? now, now);
+  }
+
+  close(): void {
+    lastSuccess.remove(this);
+  }
 }

@@ -46,12 +46,13 @@ export type LeadRow = Omit<RowOf<typeof LEADS.columns>, AttributionColumn>;
 /**
  * What the writer stores. A row brought in by `history import` keeps what
  * its record says: a page view its own attribution and whether its visitor
- * was new (`given`), an event its attribution, instead of its session's.
+ * was new (`given`), an event or a lead its attribution, instead of its
+ * session's.
  */
 export type WriteItem =
   | { kind: "view"; row: PageViewRow; given?: { newVisitor: boolean | null } }
   | { kind: "event"; row: EventRow; attribution?: Attribution }
-  | { kind: "lead"; row: LeadRow };
+  | { kind: "lead"; row: LeadRow; attribution?: Attribution };
 
 export interface WriteResult {
   duplicate: boolean;

@@ -4,7 +4,7 @@
  * (the insert's column list, its select list and the json_to_recordset
  * record), the exports' select lists and the row types of rows.ts all come
  * from here, so a column is named once. The tables themselves are made by the
- * migrations (migrations.ts, forward-only); tables_test.ts checks that every
+ * migrations (migrations/, forward-only); tables_test.ts checks that every
  * column described here exists there with this type.
  */
 import type { ParamValue } from "./params.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORAGES } from "../../test/helpers/env.ts";
 import { type FreshDatabase, freshDatabase } from "../../test/helpers/storage.ts";
 import { migrate } from "../lib/db/migrate.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "./migrations/mod.ts";
 import { insertFromJson, recordOf, selectList, VISITORS, WRITTEN_TABLES } from "./tables.ts";
 
 describe("insertFromJson", () => {
@@ -29,7 +29,7 @@ describe.each(STORAGES)("the table descriptions on %s", (storage) => {
   let fresh: FreshDatabase;
 
   beforeAll(async () => {
-    fresh = await freshDatabase(storage);
+    fresh = await freshDatabase(storage, { migrated: true });
     await migrate(fresh.db, INGEST_SCHEMA, ingestMigrations);
   });
   afterAll(async () => {

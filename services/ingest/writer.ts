@@ -141,6 +141,8 @@ interface GroupWrite {
   upkeep: boolean;
   /** What the statements changed, recorded at the end of the transaction. */
   changes: VisitChanges;
+  /** Whether new leads are told (lead.created). */
+  tellLeads: boolean;
 }
 
 /**
@@ -155,6 +157,11 @@ export async function writeGroup(
     upkeep?: boolean;
     /** The transaction ends with this group: its last statement is sent with the COMMIT. */
     endsTransaction?: boolean;
+    /**
+     * Queue lead.created for every new lead (true unless set). History
+     * import does not: a restored or moved lead was told when it came.
+     */
+    tellLeads?: boolean;
   } = {},
 ): Promise<WriteResult[]> {
   const upkeep = options.upkeep ?? true;
@@ -167,12 +174,19 @@ export async function writeGroup(
     if (item.kind === "view") views.push({ index, row: item.row, given: item.given });
     else if (item.kind === "event") {
       events.push({ index, row: item.row, attribution: item.attribution });
-    } else leads.push({ index, row: item.row });
+    } else leads.push({ index, row: item.row, attribution: item.attribution });
   });
 
   const newVisitor = await writeVisitors(tx, views);
   const sessions = await writeSessions(tx, views, [...events, ...leads].map((e) => e.row));
-  const group: GroupWrite = { tx, sessions, results, upkeep, changes: new VisitChanges() };
+  const group: GroupWrite = {
+    tx,
+    sessions,
+    results,
+    upkeep,
+    changes: new VisitChanges(),
+    tellLeads: options.tellLeads ?? true,
+  };
   await writePageViews(group, views, newVisitor);
   // Without upkeep nothing follows the events' statement in a group of events alone.
   const eventsLast = options.endsTransaction === true && !upkeep && views.length === 0 &&
@@ -403,6 +417,13 @@ function inherit<
   };
 }
 
+/** An event or lead with the attribution its record gave (history import), else its session's. */
+function attributed<
+  T extends { site_id: string; session_id: string | null; visitor_id: string | null },
+>({ row, attribution }: Indexed<T>, sessions: Map<string, SessionInfo>) {
+  return attribution ? { ...row, ...flatAttribution(attribution) } : inherit(row, sessions);
+}
+
 async function writeEvents(
   group: GroupWrite,
   events: Indexed<EventRow>[],
@@ -426,9 +447,9 @@ async function writeEvents(
     }))
     .sort(byKey((r) => r.event_id));
   const candidates = events.filter((e) => !results[e.index].duplicate);
-  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = candidates.map((
-    { row, attribution },
-  ) => attribution ? { ...row, ...flatAttribution(attribution) } : inherit(row, sessions));
+  const rows: Omit<RowOf<typeof EVENTS.columns>, "page">[] = candidates.map((e) =>
+    attributed(e, sessions)
+  );
   const answer = group.changes.take(
     await group.tx.query<{ won: string | null; changes?: string | null }>(
       group.upkeep ? EVENTS_WITH_UPKEEP : EVENTS_WITHOUT_UPKEEP,
@@ -460,7 +481,7 @@ async function writeLeads(group: GroupWrite, leads: Indexed<LeadRow>[]): Promise
     }
     proposed.push(l);
   }
-  const rows: RowOf<typeof LEADS.columns>[] = proposed.map(({ row }) => inherit(row, sessions))
+  const rows: RowOf<typeof LEADS.columns>[] = proposed.map((l) => attributed(l, sessions))
     .sort(byKey((r) => r.lead_id ?? ""));
   const added = group.changes.take(
     await tx.query<{ id: string; changes?: string | null }>(
@@ -469,7 +490,7 @@ async function writeLeads(group: GroupWrite, leads: Indexed<LeadRow>[]): Promise
     ),
   );
   const fresh = new Set(added.map((r) => r.id));
-  await enqueueLeadsCreated(tx, rows.filter((r) => fresh.has(r.id)));
+  if (group.tellLeads) await enqueueLeadsCreated(tx, rows.filter((r) => fresh.has(r.id)));
   const lost = proposed.filter((l) => !fresh.has(l.row.id));
   if (lost.length > 0) {
     // The lead id was used before: answer with the stored lead's id.

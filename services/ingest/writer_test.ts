@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_URL } from "../../test/helpers/env.ts";
 import { type FreshDatabase, freshDatabase } from "../../test/helpers/storage.ts";
 import { migrate } from "../lib/db/migrate.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "./migrations.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "./migrations/mod.ts";
 import { Partitions } from "./partitions.ts";
 import { writeGroup } from "./writer.ts";
 import { generateVisits } from "../../test/helpers/generated_traffic.ts";
@@ -14,7 +14,7 @@ import { generateVisits } from "../../test/helpers/generated_traffic.ts";
 describe.runIf(DATABASE_URL)("the writer on Postgres", () => {
   let fresh: FreshDatabase;
   beforeAll(async () => {
-    fresh = await freshDatabase("postgres");
+    fresh = await freshDatabase("postgres", { migrated: true });
     await migrate(fresh.db, INGEST_SCHEMA, ingestMigrations);
   });
   afterAll(async () => {

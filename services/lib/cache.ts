@@ -10,6 +10,10 @@
  * - a bound: at most `maxEntries`, and with `maxBytes` at most that many bytes
  *   as `sizeOf` measures them, the least recently used going first;
  * - expiry by the injected clock: `ttlMs`, or the deadline a load gives;
+ *   with `staleWhileLoading`, an expired value still answers while its next
+ *   load runs in the background (a failed one is tried again at the next
+ *   lookup), so only a key's first lookup, or the first after it was
+ *   invalidated, waits for a load;
  * - invalidation: `delete`, `deleteWhere`, or a bus topic (`invalidateOn`),
  *   which reaches every replica when the bus runs over Redis. A load that was
  *   under way when its key was invalidated still answers the requests that
@@ -21,11 +25,30 @@ import type { Bus, Topic } from "./bus.ts";
 import type { Clock } from "./clock.ts";
 import { meter } from "./telemetry.ts";
 
-/** Lookups per cache and result, so an SRE can read each cache's hit ratio. */
-const lookups = meter.createCounter("crm.cache.lookups", {
+/** This process's lookups so far, per cache name: what the counter reports. */
+interface Lookups {
+  hit: number;
+  miss: number;
+  shared: number;
+}
+const lookupsByName = new Map<string, Lookups>();
+
+/**
+ * Lookups per cache and result, so an SRE can read each cache's hit ratio.
+ * A lookup adds to a number here, and the runtime reads the totals when it
+ * exports: a counter's add per lookup would cross into the runtime with its
+ * attributes on every request (the gateway's hot read makes two).
+ */
+meter.createObservableCounter("crm.cache.lookups", {
   description:
     "Cache lookups by cache and result: hit, miss (a load ran) or shared (joined a load)",
   unit: "{lookup}",
+}).addCallback((result) => {
+  for (const [name, counts] of lookupsByName) {
+    for (const kind of ["hit", "miss", "shared"] as const) {
+      result.observe(counts[kind], { "crm.cache.name": name, "crm.cache.result": kind });
+    }
+  }
 });
 
 export interface CacheOptions<V = unknown> {
@@ -45,6 +68,8 @@ export interface CacheOptions<V = unknown> {
   maxBytes?: number;
   /** The bytes an entry holds (its key included); needed with maxBytes. */
   sizeOf?: (key: string, value: V | undefined) => number;
+  /** Answer an expired value while it loads again, instead of waiting for the load. */
+  staleWhileLoading?: boolean;
 }
 
 /** What a load found: a value, or undefined for "there is none". */
@@ -75,16 +100,15 @@ export class Cache<V> {
   /** The key stored or moved last: the last in #entries' order, unless since deleted. */
   #newest: string | undefined;
   #subscriptions: (() => void)[] = [];
-  #hit: { "crm.cache.name": string; "crm.cache.result": string };
-  #miss: { "crm.cache.name": string; "crm.cache.result": string };
-  #shared: { "crm.cache.name": string; "crm.cache.result": string };
+  /** The lookups of every cache of this name in the process (crm.cache.lookups). */
+  #lookups: Lookups;
 
   constructor(options: CacheOptions<V>) {
     this.#options = { ...options, missTtlMs: options.missTtlMs ?? options.ttlMs };
     const name = options.name ?? "unnamed";
-    this.#hit = { "crm.cache.name": name, "crm.cache.result": "hit" };
-    this.#miss = { "crm.cache.name": name, "crm.cache.result": "miss" };
-    this.#shared = { "crm.cache.name": name, "crm.cache.result": "shared" };
+    let lookups = lookupsByName.get(name);
+    if (!lookups) lookupsByName.set(name, lookups = { hit: 0, miss: 0, shared: 0 });
+    this.#lookups = lookups;
   }
 
   get size(): number {
@@ -117,17 +141,27 @@ export class Cache<V> {
           this.#entries.set(key, entry);
           this.#newest = key;
         }
-        lookups.add(1, this.#hit);
+        this.#lookups.hit++;
+        return Promise.resolve(entry.value);
+      }
+      if (this.#options.staleWhileLoading) {
+        // The stale entry stays until the load stores its answer.
+        this.#start(key, load).catch(() => {});
         return Promise.resolve(entry.value);
       }
       this.#drop(key);
     }
+    return this.#start(key, load);
+  }
+
+  /** The load under way for key, or a new one. */
+  #start(key: string, load: () => Promise<Loaded<V>>): Promise<V | undefined> {
     const pending = this.#loading.get(key);
     if (pending) {
-      lookups.add(1, this.#shared);
+      this.#lookups.shared++;
       return pending.promise;
     }
-    lookups.add(1, this.#miss);
+    this.#lookups.miss++;
     const flight = { keep: true } as Flight<V>;
     this.#loading.set(key, flight);
     flight.promise = this.#load(key, flight, load);

@@ -109,6 +109,45 @@ describe("Cache", () => {
     expect(load.calls).toBe(1);
   });
 
+  it("with staleWhileLoading, answers an expired value while it loads again; a failed load keeps it", async () => {
+    const clock = new ManualClock(0);
+    const cache = new Cache<string>({
+      maxEntries: 10,
+      clock,
+      ttlMs: 1000,
+      staleWhileLoading: true,
+    });
+    await cache.get("k", counting(() => ({ value: "old" })));
+    clock.advance(1001);
+    const { load, release, fail } = held<string>();
+    // The load is held (a lock, an outage): the lookup does not wait for it.
+    expect(await cache.get("k", load)).toBe("old");
+    expect(await cache.get("k", load)).toBe("old");
+    expect(load.calls).toBe(1);
+    fail(new Error("outage"));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await cache.get("k", load)).toBe("old");
+    expect(load.calls).toBe(2);
+    release({ value: "new" });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await cache.get("k", load)).toBe("new");
+  });
+
+  it("with staleWhileLoading, waits for the load after the key was deleted", async () => {
+    const cache = new Cache<string>({
+      maxEntries: 10,
+      clock: new ManualClock(0),
+      ttlMs: 1000,
+      staleWhileLoading: true,
+    });
+    await cache.get("k", counting(() => ({ value: "old" })));
+    cache.delete("k");
+    const { load, release } = held<string>();
+    const next = cache.get("k", load);
+    release({ value: "new" });
+    expect(await next).toBe("new");
+  });
+
   it("holds at most maxEntries, dropping the least recently used", async () => {
     const cache = new Cache<string>({ maxEntries: 2, clock: new ManualClock(), ttlMs: 1000 });
     const load = counting(() => ({ value: "v" }));

@@ -7,12 +7,11 @@ import { createHash } from "node:crypto";
 
 /**
  * The strong ETag of bytes: 27 base64url characters of their SHA-256 (160
- * bits), quoted; a variant (another encoding of the same bytes) adds its
- * name, as in `"…-gz"`.
+ * bits), quoted. An encoding of the same bytes adds its name
+ * (services/gateway/compression.ts, codingEtag).
  */
-export function etagOf(bytes: Uint8Array, variant?: string): string {
-  const digest = createHash("sha256").update(bytes).digest("base64url").slice(0, 27);
-  return variant ? `"${digest}-${variant}"` : `"${digest}"`;
+export function etagOf(bytes: Uint8Array): string {
+  return `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`;
 }
 
 /** True when an If-None-Match header matches the entity tag (weak comparison, as RFC 9110 asks). */

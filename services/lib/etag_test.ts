@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { etagMatches, etagOf } from "./etag.ts";
-import { gzip } from "./gzip.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -10,11 +9,6 @@ describe("etagOf", () => {
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
     expect(etagOf(bytes('{"a":1}'))).toBe(tag);
     expect(etagOf(bytes('{"a":2}'))).not.toBe(tag);
-  });
-
-  it("names a variant of the same bytes", () => {
-    const tag = etagOf(bytes("x"));
-    expect(etagOf(bytes("x"), "gz")).toBe(`${tag.slice(0, -1)}-gz"`);
   });
 });
 
@@ -31,16 +25,5 @@ describe("etagMatches", () => {
     expect(etagMatches('"abd"', tag)).toBe(false);
     expect(etagMatches(null, tag)).toBe(false);
     expect(etagMatches("", tag)).toBe(false);
-  });
-});
-
-describe("gzip", () => {
-  it("compresses to bytes that decompress to the original", async () => {
-    const text = "widget ".repeat(200);
-    const packed = await gzip(bytes(text));
-    expect(packed.byteLength).toBeLessThan(text.length);
-    const stream = new Blob([packed as BlobPart]).stream()
-      .pipeThrough(new DecompressionStream("gzip"));
-    expect(await new Response(stream).text()).toBe(text);
   });
 });

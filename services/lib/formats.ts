@@ -53,6 +53,8 @@ export const LIMITS = {
   maxParamsPerEvent: 20,
   maxSecretKeysActive: 5,
   maxWebhooks: 5,
+  /** Email reports, and traffic alerts, each (manifest `notifications`). */
+  maxNotifications: 10,
   maxBlogWindow: 50,
   maxBlogOffset: 100_000,
   defaultBlogPageSize: 12,
@@ -72,6 +74,13 @@ export function ianaTimeZone(name: string): string | undefined {
   }
 }
 
+/**
+ * One email address as a notification's `to`: a plain local part (no
+ * quotes, spaces or angle brackets) at a host name; at most 254 characters.
+ */
+export const EMAIL_ADDRESS =
+  /^(?=.{3,254}$)[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
 /** Host of a domain or Origin compared without case and without a leading "www.". */
 export function canonicalHost(host: string): string {
   const lower = host.toLowerCase().replace(/\.$/, "");
@@ -79,5 +88,11 @@ export function canonicalHost(host: string): string {
 }
 
 /** What a webhook may be told about (CONTRACT "Webhooks"). */
-export const WEBHOOK_TYPES = ["content.published", "post.published", "lead.created"] as const;
+export const WEBHOOK_TYPES = [
+  "content.published",
+  "post.published",
+  "lead.created",
+  "traffic.spike",
+  "traffic.drop",
+] as const;
 export type WebhookType = typeof WEBHOOK_TYPES[number];

@@ -12,15 +12,18 @@ import { createHash } from "node:crypto";
 export const SITE_KEY = /^pk_[a-f0-9]{32}$/;
 export const SECRET_KEY = /^sk_[a-f0-9]{48}$/;
 export const REPORT_KEY = /^rk_[a-f0-9]{48}$/;
+/** A preview key reads the content API as a site key does, drafts and scheduled posts too. */
+export const PREVIEW_KEY = /^pv_[a-f0-9]{32}$/;
 export const KEY_HASH = /^sha256:[a-f0-9]{64}$/;
 
-export type KeyKind = "site" | "secret" | "report";
+export type KeyKind = "site" | "secret" | "report" | "preview";
 
 /** Each kind's format, and its prefix. */
 export const KEY_FORMATS: Record<KeyKind, { pattern: RegExp; prefix: string; bytes: number }> = {
   site: { pattern: SITE_KEY, prefix: "pk_", bytes: 16 },
   secret: { pattern: SECRET_KEY, prefix: "sk_", bytes: 24 },
   report: { pattern: REPORT_KEY, prefix: "rk_", bytes: 24 },
+  preview: { pattern: PREVIEW_KEY, prefix: "pv_", bytes: 16 },
 };
 
 export function hashKey(key: string): string {

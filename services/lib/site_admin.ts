@@ -36,6 +36,7 @@ export function siteAdminHandlers(
 ): ServiceImpl<typeof SiteAdminService> {
   return {
     migrate: () => context.migrateRpc(),
+    migrationStatus: () => context.migrationStatus(),
 
     async importSite({ manifestJson, dryRun }) {
       const manifest = parseManifestOrRefuse(manifestJson, {

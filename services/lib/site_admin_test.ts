@@ -38,7 +38,10 @@ const context = {
   platform: { config: { webhooks: { allowPrivate: false, allowInsecure: false } } },
 } as unknown as ServiceContext;
 
-function client(part: SitePart, options: { adminToken?: string; bearer?: string } = {}) {
+function client(
+  part: SitePart,
+  options: { adminToken?: string; adminTokenNext?: string; bearer?: string } = {},
+) {
   const transport = createRouterTransport(
     (router) => router.service(SiteAdminService, siteAdminHandlers(context, part)),
     {
@@ -46,6 +49,7 @@ function client(part: SitePart, options: { adminToken?: string; bearer?: string 
         interceptors: serverInterceptors({
           log: createLogger("error", {}, () => {}),
           adminToken: options.adminToken,
+          adminTokenNext: options.adminTokenNext,
         }),
       },
     },
@@ -114,5 +118,19 @@ describe("SiteAdminService", () => {
     expect(wrong.code).toBe(Code.Unauthenticated);
     expect((await client(part, { adminToken: "t0k", bearer: "t0k" }).migrate()).currentVersion)
       .toBe(2);
+  });
+
+  it("takes ADMIN_TOKEN_NEXT beside ADMIN_TOKEN while the token is rotated", async () => {
+    const { part } = recordingPart();
+    const rotating = { adminToken: "old-t0k", adminTokenNext: "new-t0k" };
+    for (const bearer of ["old-t0k", "new-t0k"]) {
+      expect((await client(part, { ...rotating, bearer }).migrate()).currentVersion, bearer)
+        .toBe(2);
+    }
+    for (const bearer of [undefined, "nope", "old-t0knew-t0k", "new-t0"]) {
+      const refused = await client(part, { ...rotating, bearer }).migrate().catch((e) => e);
+      expect(refused, String(bearer)).toBeInstanceOf(ConnectError);
+      expect(refused.code).toBe(Code.Unauthenticated);
+    }
   });
 });

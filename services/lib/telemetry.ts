@@ -15,7 +15,6 @@ import {
   type Link,
   metrics,
   type ObservableResult,
-  propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -23,6 +22,7 @@ import {
   trace,
   TraceFlags,
 } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { outsideRequest } from "./request_scope.ts";
 
 /** Whether the runtime exports telemetry; read once, as the runtime reads it once. */
@@ -171,6 +171,16 @@ export function detached<T>(fn: () => T): T {
   return outsideRequest(() => context.with(ROOT_CONTEXT, fn));
 }
 
+/**
+ * The W3C trace context (traceparent, tracestate) our own calls carry, read
+ * and written by this code whatever the runtime's OTEL_PROPAGATORS say: a
+ * gateway that must not trust its callers runs with the runtime's
+ * propagators off (so the runtime does not join an incoming traceparent
+ * itself, trace_parent.ts), and the internal calls keep their context all
+ * the same.
+ */
+const traceContext = new W3CTraceContextPropagator();
+
 const headerGetter = {
   keys: (carrier: Headers) => [...carrier.keys()],
   get: (carrier: Headers, key: string) => {
@@ -183,12 +193,12 @@ const headerGetter = {
 
 /** The context an incoming request's trace headers name, under the active one. */
 export function extractFromHeaders(headers: Headers, parent: Context = context.active()): Context {
-  return propagation.extract(parent, headers, headerGetter);
+  return traceContext.extract(parent, headers, headerGetter);
 }
 
 /** Writes the active span's trace headers for an outgoing call. */
 export function injectIntoHeaders(headers: Headers, from: Context = context.active()): void {
-  propagation.inject(from, headers, { set: (carrier, key, value) => carrier.set(key, value) });
+  traceContext.inject(from, headers, { set: (carrier, key, value) => carrier.set(key, value) });
 }
 
 /**
@@ -202,4 +212,80 @@ export function traceIds(): { traceId: string; spanId: string; sampled: boolean 
   if (!span) return undefined;
   const { traceId, spanId } = span.spanContext();
   return { traceId, spanId, sampled: sampled(span) };
+}
+
+/** The objects a gauge over instances reads, and how it combines their values. */
+export interface InstanceGauge<T extends object> {
+  /** Counts the object from now on (held weakly: a dropped one stops counting). */
+  add(instance: T): void;
+  /** Stops counting it. */
+  remove(instance: T): void;
+}
+
+/**
+ * A gauge whose value comes from the live objects of one kind in this
+ * process (one per service, more in tests): each gives its value or none,
+ * and the gauge reports the lowest or the highest, nothing when none has one.
+ * With `attributes`, one point for each distinct set of them (an outbox, a
+ * service), picked among the objects that give that set.
+ */
+export function gaugeOverInstances<T extends object>(
+  name: string,
+  options: {
+    description: string;
+    unit: string;
+    value: (instance: T) => number | undefined;
+    pick: "lowest" | "highest";
+    attributes?: (instance: T) => Attributes;
+  },
+): InstanceGauge<T> {
+  const refs = new Set<WeakRef<T>>();
+  const better = options.pick === "lowest" ? Math.min : Math.max;
+  meter.createObservableGauge(name, { description: options.description, unit: options.unit })
+    .addCallback((result) => {
+      const picked = new Map<string, { value: number; attributes?: Attributes }>();
+      for (const ref of refs) {
+        const instance = ref.deref();
+        if (!instance) {
+          refs.delete(ref);
+          continue;
+        }
+        const value = options.value(instance);
+        if (value === undefined) continue;
+        const attributes = options.attributes?.(instance);
+        const key = attributes ? JSON.stringify(attributes) : "";
+        const seen = picked.get(key);
+        picked.set(key, { value: seen ? better(seen.value, value) : value, attributes });
+      }
+      for (const { value, attributes } of picked.values()) result.observe(value, attributes);
+    });
+  return {
+    add: (instance) => void refs.add(new WeakRef(instance)),
+    remove(instance) {
+      for (const ref of refs) if (ref.deref() === instance) refs.delete(ref);
+    },
+  };
+}
+
+/**
+ * `crm.up`: 1 for each service a process runs (`crm.service`: gateway,
+ * auth, content, ingest), exported at every metric interval whatever the
+ * traffic. It is the series whose absence the missing-data alerts look for:
+ * metrics are pushed, so a stopped process, a hung event loop (the runtime
+ * observes gauges on it) or a stopped collector all look the same in
+ * Prometheus: no new sample.
+ */
+const servicesUp = gaugeOverInstances<{ service: string }>("crm.up", {
+  description: "1 for each service this process runs",
+  unit: "{service}",
+  value: () => 1,
+  pick: "highest",
+  attributes: (running) => ({ "crm.service": running.service }),
+});
+
+/** Reports `service` as running until the returned function is called. */
+export function reportServiceUp(service: string): () => void {
+  const running = { service };
+  servicesUp.add(running);
+  return () => servicesUp.remove(running);
 }

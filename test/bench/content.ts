@@ -27,7 +27,7 @@ const RAISED_LIMITS = {
   RATE_LIMIT_INVALID_KEY_PER_IP: "1000000000",
 };
 
-interface Server {
+export interface Server {
   url: string;
   /** The process that serves (not a `deno task` wrapper around it). */
   pid: number;
@@ -109,7 +109,7 @@ async function spawnServer(
  * what it is sent and answers 200, so the system pays for building, encoding
  * and sending every span and metric, and nothing else runs beside it.
  */
-function startOtlpSink() {
+export function startOtlpSink() {
   let requests = 0;
   let bytes = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
@@ -124,7 +124,7 @@ function startOtlpSink() {
   };
 }
 
-function startSystem(
+export function startSystem(
   seedFile: string,
   redisUrl: string | undefined,
   databaseUrl: string | undefined,
@@ -151,21 +151,22 @@ function startSystem(
   );
 }
 
-function startBare(bodyFile: string): Promise<Server> {
+export function startBare(bodyFile: string, env: Record<string, string> = {}): Promise<Server> {
   return spawnServer(
     ["run", "-A", "test/bench/bare_server.ts", String(freePort()), bodyFile],
-    {},
+    env,
     /bare server listening on (\S+)/,
     "bare_server.ts",
   );
 }
 
-async function measure(
+export async function measure(
   target: string,
   server: Server,
   headers: string[] = [],
-): Promise<BenchRow & { rps: number }> {
-  const url = server.url + HOT_PATH;
+  path = HOT_PATH,
+): Promise<BenchRow & { rps: number; cpuUs: number }> {
+  const url = server.url + path;
   const drive = (seconds: number) =>
     wrk({
       url,
@@ -188,6 +189,7 @@ async function measure(
     "peak RSS MB": memoryMb(server.pid, "VmHWM"),
     errors: result.errors,
     rps: result.rps,
+    cpuUs,
   };
 }
 
@@ -269,6 +271,23 @@ export async function run(): Promise<BenchReport> {
         "accept-encoding: gzip, deflate, br",
       ]),
     );
+    // What a site generator reads: the page index, and the changes feed since a cursor.
+    systems.push(
+      await measure("system, in-process limits, page index", local, [], "/content/v1/pages"),
+    );
+    const feed = await fetch(`${local.url}/content/v1/changes`, {
+      headers: { "x-crm-key": BENCH_KEY },
+    });
+    if (feed.status !== 200) throw new Error(`changes answered ${feed.status}`);
+    const { cursor } = await feed.json();
+    systems.push(
+      await measure(
+        "system, in-process limits, changes since a cursor",
+        local,
+        [],
+        `/content/v1/changes?since=${cursor}`,
+      ),
+    );
     cold = await coldReads(local);
     await local.stop();
     let own: OwnRedis | undefined;
@@ -333,7 +352,7 @@ export async function run(): Promise<BenchReport> {
     ...(after ? [{ ...after, target: "bare Deno.serve, same bytes (after)" }] : []),
   ];
   const bareP99 = bareRuns.reduce((sum, r) => sum + (r["p99 ms"] as number), 0) / bareRuns.length;
-  const table: BenchRow[] = rows.map(({ rps, ...row }) => ({
+  const table: BenchRow[] = rows.map(({ rps, cpuUs: _cpuUs, ...row }) => ({
     ...row,
     "vs bare": `${Math.round((rps / bareRps) * 100)}%`,
     "p99 vs bare": `${Math.round(((row["p99 ms"] as number) / bareP99) * 100)}%`,
@@ -342,6 +361,8 @@ export async function run(): Promise<BenchReport> {
   notes.push(
     "vs bare: against the mean of the two bare runs (the machine's load drifts); " +
       "p99 vs bare likewise",
+    "page index and changes rows: GET /content/v1/pages and /content/v1/changes?since= a " +
+      "cursor of the seeded site, their own bytes (vs bare compares with the page's bare server)",
     `cold read: ${COLD_READS} requests one after another from this process, each with a ` +
       "query parameter not seen before (target p99 ≤ 20 ms)",
   );

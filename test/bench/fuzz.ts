@@ -11,9 +11,9 @@
  */
 import type { BenchReport } from "./main.ts";
 import { EVENT_KEYS, LEAD_KEYS } from "../../services/gateway/ingest_body.ts";
-import { MARKETING_ROUTES } from "../../services/gateway/marketing_api.ts";
-import { STATS_PATH } from "../../services/gateway/stats_api.ts";
-import { QUERY_FIELDS } from "../../services/lib/stats/names.ts";
+import { CONTENT_ROUTES } from "../../services/gateway/routes/content.ts";
+import { MARKETING_ROUTES } from "../../services/gateway/routes/marketing.ts";
+import { QUERY_FIELDS } from "../../services/lib/stats/vocabulary.ts";
 import { seededRandom } from "../../services/lib/random.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
 import { startTask } from "../helpers/process.ts";
@@ -51,16 +51,14 @@ export function seeded(seed: number) {
 }
 type Rng = ReturnType<typeof seeded>;
 
-const CONTENT_ROUTES = [
-  "/content/v1/pages/:marker",
-  "/content/v1/sections/:marker",
-  "/content/v1/blocks/:marker",
-  "/content/v1/blog",
-  "/content/v1/blog/:slug",
-  "/content/v1/langs",
-];
+const STATS_PATH = "/stats/v1/query";
 const OTHER_ROUTES = ["/widget.js", "/demo", "/dashboard/", "/livez", "/healthz", "/"];
-const ROUTES = [...CONTENT_ROUTES, ...Object.keys(MARKETING_ROUTES), STATS_PATH, ...OTHER_ROUTES];
+const ROUTES = [
+  ...CONTENT_ROUTES.map((r) => r.path),
+  ...MARKETING_ROUTES.map((r) => r.path),
+  STATS_PATH,
+  ...OTHER_ROUTES,
+];
 const METHODS = ["GET", "GET", "POST", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"];
 const CONTENT_QUERY = ["lang", "section", "limit", "offset", "page", "perPage", "fields", "tag"];
 const EVENT_FIELDS = [...Object.values(EVENT_KEYS).flat(), ...Object.values(LEAD_KEYS).flat()];

@@ -24,10 +24,12 @@ const AVAILABLE = [
   "ingest",
   "retention",
   "stats",
+  "reports",
   "footprint",
   "fuzz",
   "soak",
   "webhooks",
+  "tracing",
 ];
 /**
  * What `deno task bench` runs when no name is given: the ones that take a few

@@ -10,7 +10,7 @@ import { DATABASE_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import { migrate } from "../../services/lib/db/migrate.ts";
-import { ingestMigrations } from "../../services/ingest/migrations.ts";
+import { ingestMigrations } from "../../services/ingest/migrations/mod.ts";
 import { Partitions } from "../../services/ingest/partitions.ts";
 import { runRetention } from "../../services/ingest/retention.ts";
 

@@ -13,16 +13,22 @@
  * BENCH_STATS_QUERIES picks queries by number; BENCH_STATS_DATABASE (a
  * Postgres URL) times the queries on a database a previous run loaded (kept
  * with BENCH_STATS_KEEP=1) instead of loading a new one, and
- * BENCH_STATS_BUILT=1 keeps the rollups that run built.
+ * BENCH_STATS_BUILT=1 keeps the rollups that run built. BENCH_STATS_REPLICA=1
+ * loads into a private primary with a streaming standby of its own (Debian's
+ * Postgres binaries, test/helpers/replica.ts) instead of DATABASE_URL, and
+ * times each query a second time on the standby, as ingest-service runs it
+ * with DATABASE_READ_URL (one read-only snapshot on the report pool).
  */
 import type { BenchReport } from "./main.ts";
+import { ReportReads } from "../../services/lib/db/report_reads.ts";
+import { postgresBin, type ReplicaPair, startReplicaPair } from "../helpers/replica.ts";
 import { DATABASE_URL } from "../helpers/env.ts";
 import { freshPostgresUrl } from "../helpers/storage.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import { openPglite } from "../../services/lib/db/pglite.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { migrate } from "../../services/lib/db/migrate.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migrations.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migrations/mod.ts";
 import { Partitions } from "../../services/ingest/partitions.ts";
 import { groupCommitFor } from "../../services/ingest/main.ts";
 import { generateVisits, inGroups, TRAFFIC_EVENT_TYPES } from "../helpers/generated_traffic.ts";
@@ -59,10 +65,12 @@ const KEEP = Deno.env.get("BENCH_STATS_KEEP") === "1";
 const BUILT = Deno.env.get("BENCH_STATS_BUILT") === "1" && LOADED !== undefined;
 /** Which of QUERIES to time (their numbers from 0, comma-separated), all when unset. */
 const ONLY = Deno.env.get("BENCH_STATS_QUERIES")?.split(",").map(Number);
-const SITE = "bench";
+/** Load into a private primary and time the queries on its streaming standby too. */
+const REPLICA = Deno.env.get("BENCH_STATS_REPLICA") === "1";
+export const SITE = "bench";
 /** Records of the site's exports the benchmark imports into another site (history import). */
 const IMPORT_RECORDS = Number(Deno.env.get("BENCH_STATS_IMPORT") ?? 200_000);
-const ZONE = "Europe/Berlin";
+export const ZONE = "Europe/Berlin";
 const DAY_MS = 86_400_000;
 /** The data: 13 months (395 days) up to the end of 2026-10-31 UTC. */
 const TO = Date.parse("2026-11-01T00:00:00Z");
@@ -259,7 +267,14 @@ const QUERIES: BenchQuery[] = [
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-export async function load(db: Database): Promise<{ items: number; seconds: number }> {
+/**
+ * Loads the generated site (SITE, 13 months up to TO) into db through the
+ * group-commit writer: `pageViews` page views and about a tenth as many events.
+ */
+export async function load(
+  db: Database,
+  pageViews = PAGE_VIEWS,
+): Promise<{ items: number; seconds: number }> {
   const months: number[] = [];
   for (let at = FROM; at < TO + 31 * DAY_MS; at += 27 * DAY_MS) months.push(at);
   await new Partitions(db).ensure(months);
@@ -285,7 +300,7 @@ export async function load(db: Database): Promise<{ items: number; seconds: numb
     siteId: SITE,
     fromMs: FROM,
     toMs: TO,
-    pageViews: PAGE_VIEWS,
+    pageViews,
     eventsPerView: 0.1,
     seed: 12,
   });
@@ -321,7 +336,11 @@ async function time<T>(runs: number, fn: () => Promise<T>, warm = true) {
 }
 
 export async function run(): Promise<BenchReport> {
-  const storage = DATABASE_URL ? "postgres" : "pglite";
+  const storage = REPLICA
+    ? "a private Postgres primary with a standby"
+    : DATABASE_URL
+    ? "postgres"
+    : "pglite";
   const report: BenchReport = {
     name: "stats",
     description: `Reports queries on one site with ${PAGE_VIEWS} page views and ~${
@@ -330,8 +349,14 @@ export async function run(): Promise<BenchReport> {
     rows: [],
     notes: [],
   };
-  const fresh = DATABASE_URL && !LOADED ? await freshPostgresUrl() : undefined;
-  const url = LOADED ?? fresh?.url;
+  let pair: ReplicaPair | undefined;
+  if (REPLICA) {
+    const bin = postgresBin();
+    if (!bin) throw new Error("BENCH_STATS_REPLICA=1 needs Debian's postgresql package");
+    pair = await startReplicaPair(bin);
+  }
+  const fresh = DATABASE_URL && !LOADED && !pair ? await freshPostgresUrl() : undefined;
+  const url = pair?.primaryUrl ?? LOADED ?? fresh?.url;
   if (fresh && KEEP) {
     console.error(`stats bench: loading into ${fresh.url} (kept)`);
     report.notes!.push(`database kept: BENCH_STATS_DATABASE=${fresh.url}`);
@@ -381,6 +406,20 @@ export async function run(): Promise<BenchReport> {
       new StatsAnswerer({ engine, site: (id) => store.statsSite(id), now: () => NOW });
     const service = answerer(statsEngine(db, { workMemMb: statsWorkMemMb || undefined }));
     const rowsOnly = answerer(referenceEngine(db));
+    // On the standby: each query one snapshot on a report connection, as with DATABASE_READ_URL.
+    await pair?.caughtUp();
+    const standbyDb = pair ? await openPostgres(pair.standbyUrl, { poolSize: 4 }) : undefined;
+    const onStandby = standbyDb && new ReportReads(standbyDb, { timeoutMs: 3_600_000 });
+    const standbyAsk = (q: BenchQuery) =>
+      onStandby!.run((reads) => {
+        const readStore = new IngestStore(reads);
+        const target = new StatsAnswerer({
+          engine: statsEngine(reads, { workMemMb: statsWorkMemMb || undefined }),
+          site: (id) => readStore.statsSite(id),
+          now: () => NOW,
+        });
+        return ask(target, q);
+      });
     const ask = (target: StatsAnswerer, q: BenchQuery) =>
       q.funnel
         ? target.funnel(SITE, funnelBodyOf(q.body)).then((a) =>
@@ -395,6 +434,7 @@ export async function run(): Promise<BenchReport> {
       const timed = await time(RUNS, () => ask(service, q));
       // Not warmed: a run from the rows alone takes long enough to warm itself.
       const raw = RAW_RUNS > 0 ? await time(RAW_RUNS, () => ask(rowsOnly, q), false) : undefined;
+      const standby = onStandby ? await time(RUNS, () => standbyAsk(q)) : undefined;
       console.error(`stats bench: ${index}. ${q.name}: p50 ${timed.p50} ms, p95 ${timed.p95} ms`);
       report.rows.push({
         query: `${index}. ${q.name}`,
@@ -403,14 +443,28 @@ export async function run(): Promise<BenchReport> {
         "p95 ms": timed.p95,
         "rows only p50 ms": raw?.p50 ?? null,
         "same answer": raw ? (raw.answer === timed.answer ? "yes" : "NO") : "not compared",
+        ...(standby
+          ? {
+            "standby p50 ms": standby.p50,
+            "standby p95 ms": standby.p95,
+            "same on standby": standby.answer === timed.answer ? "yes" : "NO",
+          }
+          : {}),
       });
     }
     report.notes!.push(
       `machine: ${navigator.hardwareConcurrency} cores, shared with other work; figures are noisy`,
     );
+    if (pair) {
+      report.notes!.push(
+        "standby: a streaming replica on the same machine and disk (pg_basebackup -R), hot standby",
+      );
+    }
+    await standbyDb?.close();
   } finally {
     await db.close();
     if (!KEEP) await fresh?.drop();
+    await pair?.stop();
   }
   return report;
 }
@@ -448,6 +502,7 @@ async function importRate(db: Database): Promise<string> {
   }
   const store = new IngestStore(db);
   const types = new Map((await store.eventTypes(target)).map((t) => [t.name, t]));
+  const partitions = new Partitions(db);
   const started = performance.now();
   let stored = 0;
   for (let i = 0; i < lines.length; i += 5_000) {
@@ -455,7 +510,7 @@ async function importRate(db: Database): Promise<string> {
     for (const [j, line] of lines.slice(i, i + 5_000).entries()) {
       records.push(parseHistoryLine(line, i + j + 1, { siteId: target, types, nowMs: NOW }));
     }
-    const counts = await storeHistory(db, records);
+    const counts = await storeHistory(db, records, partitions);
     stored += counts.pageviews + counts.events;
   }
   const seconds = (performance.now() - started) / 1000;
@@ -472,4 +527,9 @@ async function pathFor(db: Database, body: Record<string, Json>): Promise<string
 }
 
 const jsonBigints = (_: string, value: unknown) =>
-  typeof value === "bigint" ? String(value) : value instanceof Map ? [...value] : value;
+  typeof value === "bigint"
+    ? String(value)
+    // Revenue's currencies in one order: engines may meet them in another.
+    : value instanceof Map
+    ? [...value].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    : value;

@@ -4,8 +4,9 @@
  * stopped for real: the gateway's /healthz stays 200 (`degraded`, naming the
  * backend that is away) while it can still serve, cached content reads keep
  * answering 200, and what needs the missing backend answers 503 with
- * Retry-After. A gateway started while a backend is away is not ready until
- * that backend has answered SERVING once.
+ * Retry-After. A gateway started while content-service is away is ready at
+ * once, degraded; one started while auth-service is away is not ready until
+ * auth has answered SERVING once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_URL, REDIS_URL, uniqueId } from "../helpers/env.ts";
@@ -127,28 +128,41 @@ describe.runIf(DATABASE_URL && REDIS_URL && TOXIPROXY)("readiness with a backend
   }, 90_000);
 
   it(
-    "starts unready while a backend has not served yet, and becomes ready when it does",
+    "starts ready but degraded with content away, and unready until auth has served",
     async () => {
       // content is still away from the test before.
       expect((await health()).body.services.content).not.toBe("SERVING");
       await cluster.processes.gateway.stop();
       await cluster.start("gateway");
-      const starting = await health();
-      expect(starting.code).toBe(503);
-      expect(starting.body.status).toBe("unavailable");
-      expect(starting.body.services).toMatchObject({ auth: "SERVING", ingest: "SERVING" });
-      expect(starting.body.services.content).not.toBe("SERVING");
+      const degraded = await health();
+      expect(degraded.code).toBe(200);
+      expect(degraded.body.status).toBe("degraded");
+      expect(degraded.body.services).toMatchObject({ auth: "SERVING", ingest: "SERVING" });
+      expect(degraded.body.services.content).not.toBe("SERVING");
 
       await cluster.start("content");
-      await expect.poll(async () => (await health()).code, { timeout: 15_000, interval: 200 })
-        .toBe(200);
+      await seen("content", (s) => s === "SERVING");
       expect((await health()).body.status).toBe("ok");
       const read200 = await read("de");
       expect(read200.status).toBe(200);
       await read200.body?.cancel();
+
+      // Without auth no request can be served: a gateway started then is not ready.
+      await cluster.processes.auth.stop();
+      await cluster.processes.gateway.stop();
+      await cluster.start("gateway");
+      const starting = await health();
+      expect(starting.code).toBe(503);
+      expect(starting.body.status).toBe("unavailable");
+      expect(starting.body.services.auth).not.toBe("SERVING");
+      await cluster.start("auth");
+      await expect.poll(async () => (await health()).code, { timeout: 15_000, interval: 200 })
+        .toBe(200);
+      expect((await health()).body.status).toBe("ok");
       console.log(
-        `[readiness start] a gateway started with content away answered ${starting.code} ` +
-          `${starting.body.status} (content ${starting.body.services.content}), 200 ok once it served`,
+        `[readiness start] with content away a new gateway answered ${degraded.code} ` +
+          `${degraded.body.status}; with auth away ${starting.code} ${starting.body.status}, ` +
+          `200 ok once auth served`,
       );
     },
     90_000,

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { METRIC_NAMES, parseQuery, QueryError } from "../../services/ingest/stats/query.ts";
+import { parseQuery, QueryError } from "../../services/ingest/stats/query.ts";
 import { ManifestError, validateManifest } from "../../services/lib/manifest/validate.ts";
 import { EVENT_KEYS, eventOf, pageViewOf } from "../../services/gateway/ingest_body.ts";
-import { QUERY_FIELDS } from "../../services/lib/stats/names.ts";
+import { METRICS, QUERY_FIELDS } from "../../services/lib/stats/vocabulary.ts";
 import { MANIFEST_ORDER } from "../../services/cli/site_manifest.ts";
 import { parseEventBody } from "../../services/ingest/event_body.ts";
 import { RefusedError } from "../../services/ingest/body_fields.ts";
@@ -50,7 +50,7 @@ describe("parsers under fuzzing", () => {
         }
         expect(query.metrics.length).toBeGreaterThan(0);
         expect(new Set(query.metrics).size).toBe(query.metrics.length);
-        for (const metric of query.metrics) expect(METRIC_NAMES).toContain(metric);
+        for (const metric of query.metrics) expect(METRICS).toContain(metric);
       }),
       RUNS,
     );
@@ -59,7 +59,7 @@ describe("parsers under fuzzing", () => {
   it("a well-formed reports query is accepted", () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.constantFrom(...METRIC_NAMES.filter((m) => m !== "conversion_rate")), {
+        fc.uniqueArray(fc.constantFrom(...METRICS.filter((m) => m !== "conversion_rate")), {
           minLength: 1,
         }),
         fc.constantFrom("today", "yesterday", "7d", "30d", "month", "year", "all"),

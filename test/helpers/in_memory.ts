@@ -51,7 +51,7 @@ export async function inMemoryService(
   define: (platform: Platform) => ServiceDefinition,
   options: InMemoryOptions = {},
 ): Promise<InMemoryService> {
-  const db = options.db ?? (await freshDatabase("pglite")).db;
+  const db = options.db ?? (await freshDatabase("pglite", { migrated: true })).db;
   const config = loadConfig(
     { CRM_DATA_DIR: "memory://", LOG_LEVEL: "error", ...options.env },
     "start",
@@ -70,6 +70,7 @@ export async function inMemoryService(
   const handlers = definition.setup(context);
   try {
     await context.migrate();
+    await handlers.ready?.();
   } catch (error) {
     await handlers.close?.();
     if (!options.db) await db.close();
@@ -78,6 +79,7 @@ export async function inMemoryService(
   const interceptors = serverInterceptors({
     log: context.platform.log,
     adminToken: config.adminToken,
+    adminTokenNext: config.adminTokenNext,
   });
   return {
     platform: context.platform,

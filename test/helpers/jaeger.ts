@@ -3,6 +3,7 @@
  * memory, OTLP/HTTP in, the query API out, on ports the test chooses.
  */
 import { tool } from "./tools.ts";
+import { keepTail } from "./process.ts";
 
 export interface JaegerSpan {
   traceID: string;
@@ -112,12 +113,7 @@ export async function startJaeger(ports: JaegerPorts): Promise<Jaeger> {
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  let stderr = "";
-  (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr = (stderr + chunk).slice(-4000);
-    }
-  })().catch(() => {});
+  const stderr = keepTail(child.stderr, 4000);
   const queryUrl = `http://127.0.0.1:${ports.query}`;
   try {
     await waitFor(async () => {
@@ -127,7 +123,7 @@ export async function startJaeger(ports: JaegerPorts): Promise<Jaeger> {
     }, "jaeger's query API");
   } catch (error) {
     child.kill("SIGKILL");
-    throw new Error(`${(error as Error).message}\n${stderr}`);
+    throw new Error(`${(error as Error).message}\n${stderr()}`);
   }
 
   const getJson = async (path: string) => {

@@ -47,6 +47,10 @@ export interface Node {
   timings: string;
   kubectl(args: string[], input?: string): Promise<string>;
   helm(args: string[]): Promise<TaskResult>;
+  /** ctr against the node's containerd, in the kubelet's namespace (k8s.io). */
+  ctr(args: string[]): Promise<string>;
+  /** Copies an image from podman into the node's containerd, as up.sh does localhost/crm:dev. */
+  loadImage(tag: string): Promise<void>;
   /** down.sh: resolves with its result; exit code 0 means nothing of the node is left. */
   down(): Promise<TaskResult>;
 }
@@ -81,6 +85,24 @@ export async function startNode(dir: string): Promise<Node> {
     runCommand(findTool("helm")!, args, {
       env: { KUBECONFIG: kubeconfig, HELM_CACHE_HOME: `${dir}/helm-cache` },
     });
+  const socket = `${dir}/containerd/containerd.sock`;
+  const ctr = async (args: string[]) => {
+    const out = await runCommand(findTool("ctr")!, ["-a", socket, "-n", "k8s.io", ...args]);
+    if (out.code !== 0) throw new Error(`ctr ${args.join(" ")}: ${out.stderr}`);
+    return out.stdout;
+  };
+  const loadImage = async (tag: string) => {
+    const out = await runCommand("bash", [
+      "-c",
+      'set -o pipefail; "$3" save -q "$1" | "$4" -a "$2" -n k8s.io images import - >/dev/null',
+      "load",
+      tag,
+      socket,
+      findTool("podman")!,
+      findTool("ctr")!,
+    ]);
+    if (out.code !== 0) throw new Error(`loading ${tag} into the node: ${out.stderr}`);
+  };
   return {
     dir,
     kubeconfig,
@@ -89,6 +111,8 @@ export async function startNode(dir: string): Promise<Node> {
     timings: up.stderr,
     kubectl,
     helm,
+    ctr,
+    loadImage,
     down,
   };
 }
@@ -155,7 +179,7 @@ export function startLoad(
   keys: { site: string; secret: string },
   prefix: string,
   workers = { readers: 3, senders: 2 },
-): { stop(): Promise<LoadResult> } {
+): { stop(): Promise<LoadResult>; acked: readonly string[] } {
   let running = true;
   const started = performance.now();
   const result: LoadResult = {
@@ -228,6 +252,8 @@ export function startLoad(
     ...Array.from({ length: workers.senders }, sender),
   ];
   return {
+    /** The ids acknowledged so far (the same array the result holds). */
+    acked: result.acked,
     async stop() {
       running = false;
       await Promise.all(all);

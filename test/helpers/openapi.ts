@@ -134,6 +134,12 @@ export class OpenApiValidator {
     return [];
   }
 
+  /** What in value breaks the document's schema `name` (components.schemas): empty when none. */
+  checkSchema(name: string, value: unknown): string[] {
+    const validate = this.#validator(["components", "schemas", name]);
+    return validate(value) ? [] : [`${name}: ${this.#errors(validate)}`];
+  }
+
   /** What in an answer differs from the document: empty when it matches. */
   check(answer: AnswerSeen): string[] {
     const url = new URL(answer.url);

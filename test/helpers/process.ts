@@ -23,17 +23,17 @@ export function runTask(
 }
 
 /**
- * Runs any command from the repository's root to its end, with text on
- * stdin when given; resolves with its exit code and what it printed.
+ * Runs any command from the repository's root (or `cwd`) to its end, with
+ * text on stdin when given; resolves with its exit code and what it printed.
  */
 export async function runCommand(
   command: string,
   args: string[],
-  options: { env?: Record<string, string>; input?: string } = {},
+  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
 ): Promise<TaskResult> {
   const child = new Deno.Command(command, {
     args,
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: options.env,
     stdin: options.input === undefined ? "null" : "piped",
     stdout: "piped",
@@ -77,10 +77,18 @@ export async function startTask(
     direct?: boolean;
     /** With `direct`: flags for `deno run` (a benchmark's --v8-flags, say). */
     denoFlags?: string[];
+    /** With `direct`: the entry point, when not services/cli/start.ts (a benchmark's own). */
+    script?: string;
   } = {},
 ): Promise<StartedProcess> {
   const command = options.direct
-    ? ["run", V8_FLAGS_ARG, "-A", ...(options.denoFlags ?? []), "services/cli/start.ts"]
+    ? [
+      "run",
+      V8_FLAGS_ARG,
+      "-A",
+      ...(options.denoFlags ?? []),
+      options.script ?? "services/cli/start.ts",
+    ]
     : ["task", "-q", "start"];
   const child = new Deno.Command("deno", {
     args: [...command, ...args],
@@ -184,6 +192,20 @@ export interface RunningProcess {
 }
 
 /** Processes started by startService and not stopped yet. */
+/**
+ * Reads a child's output as it comes (so the pipe never fills) and keeps its
+ * last `chars` characters: what the child said, for an error message.
+ */
+export function keepTail(stream: ReadableStream<Uint8Array>, chars: number): () => string {
+  let text = "";
+  (async () => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      text = (text + chunk).slice(-chars);
+    }
+  })().catch(() => {});
+  return () => text;
+}
+
 export const runningServices = new Set<RunningProcess>();
 
 /**
@@ -202,18 +224,13 @@ export async function startService(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let stderr = "";
-  (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr = (stderr + chunk).slice(-20_000);
-    }
-  })().catch(() => {});
+  const stderr = keepTail(child.stderr, 20_000);
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   const listening = new RegExp(`${name} listening on (\\S+)`);
   while (!listening.test(out)) {
     const { value, done } = await reader.read();
-    if (done) throw new Error(`${name} exited early: ${out}\n${stderr}`);
+    if (done) throw new Error(`${name} exited early: ${out}\n${stderr()}`);
     out += value;
   }
   (async () => {
@@ -222,7 +239,7 @@ export async function startService(
   const running: RunningProcess = {
     url: listening.exec(out)![1],
     pid: child.pid,
-    stderr: () => stderr,
+    stderr,
     async stop() {
       runningServices.delete(running);
       try {

@@ -9,7 +9,7 @@ import type { StorageKind } from "./env.ts";
 import { migrate } from "../../services/lib/db/migrate.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import type { Json } from "../../services/lib/stats/wire.ts";
-import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migrations.ts";
+import { INGEST_SCHEMA, ingestMigrations } from "../../services/ingest/migrations/mod.ts";
 import { Partitions } from "../../services/ingest/partitions.ts";
 import type { WriteItem } from "../../services/ingest/rows.ts";
 import { writeGroup } from "../../services/ingest/writer.ts";
@@ -50,7 +50,7 @@ export async function databaseWithTraffic(
   traffic: TrafficOptions,
   reshape: (visit: WriteItem[], index: number) => WriteItem[] = (visit) => visit,
 ): Promise<FreshDatabase> {
-  const fresh = await freshDatabase(storage);
+  const fresh = await freshDatabase(storage, { migrated: true });
   const { db } = fresh;
   await migrate(db, INGEST_SCHEMA, ingestMigrations);
   const months = [];

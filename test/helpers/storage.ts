@@ -4,7 +4,12 @@ import type { Database } from "../../services/lib/db/mod.ts";
 import { openPglite } from "../../services/lib/db/pglite.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import { DATABASE_URL, type StorageKind, uniqueId } from "./env.ts";
-import { useEmptyClusterTemplate } from "./pglite_template.ts";
+import {
+  MIGRATED,
+  useEmptyClusterTemplate,
+  useMigratedClusterTemplate,
+} from "./pglite_template.ts";
+import { migratedTemplateName } from "./migrated_template.ts";
 
 export interface FreshDatabase {
   db: Database;
@@ -13,13 +18,20 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** A new Postgres database on the configured server, dropped afterwards. */
-export async function freshPostgresUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A new Postgres database on the configured server, dropped afterwards:
+ * empty, or with `migrated` a copy of the migrated template the run's global
+ * setup made (helpers/migrated_template.ts).
+ */
+export async function freshPostgresUrl(
+  options: { migrated?: boolean } = {},
+): Promise<{ url: string; drop: () => Promise<void> }> {
   if (!DATABASE_URL) throw new Error("DATABASE_URL is not set");
   const name = uniqueId("crm_test_");
+  const from = options.migrated ? ` template ${await migratedTemplateName()}` : "";
   const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
-    await admin.unsafe(`create database ${name}`);
+    await admin.unsafe(`create database ${name}${from}`);
   } finally {
     await admin.end();
   }
@@ -38,13 +50,23 @@ export async function freshPostgresUrl(): Promise<{ url: string; drop: () => Pro
   };
 }
 
-export async function freshDatabase(kind: StorageKind): Promise<FreshDatabase> {
+/**
+ * A fresh database of either kind: empty, or with `migrated` holding every
+ * service's schema as the run's migrations make it (a copy of the run's
+ * migrated template; empty when the run made none, so a caller still
+ * applies its migrations, which are then quick no-ops).
+ */
+export async function freshDatabase(
+  kind: StorageKind,
+  options: { migrated?: boolean } = {},
+): Promise<FreshDatabase> {
   if (kind === "pglite") {
-    await useEmptyClusterTemplate();
-    const db = await openPglite("memory://");
+    const migrated = options.migrated ? await useMigratedClusterTemplate() : false;
+    if (!migrated) await useEmptyClusterTemplate();
+    const db = await openPglite(migrated ? `memory://${MIGRATED}` : "memory://");
     return { db, drop: () => db.close() };
   }
-  const { url, drop } = await freshPostgresUrl();
+  const { url, drop } = await freshPostgresUrl(options);
   const db = await openPostgres(url);
   return {
     db,

@@ -6,9 +6,14 @@ import { type Config, loadConfig } from "../../services/lib/config.ts";
 import { createLogger, type Logger } from "../../services/lib/log.ts";
 import type { Clock } from "../../services/lib/clock.ts";
 import { type RunningSystem, startSystem } from "../../services/cli/system.ts";
+import type { IngestOptions } from "../../services/ingest/main.ts";
 import { REDIS_URL, type StorageKind, uniqueId } from "./env.ts";
 import { freshPostgresUrl } from "./storage.ts";
-import { useEmptyClusterTemplate } from "./pglite_template.ts";
+import {
+  MIGRATED,
+  useEmptyClusterTemplate,
+  useMigratedClusterTemplate,
+} from "./pglite_template.ts";
 import { registerGateway } from "./openapi.ts";
 
 export interface TestSystemOptions {
@@ -30,8 +35,16 @@ export interface TestSystemOptions {
    * "postgres" only); it is not dropped on close.
    */
   databaseUrl?: string;
+  /**
+   * Start on an empty Postgres database and apply every migration, as the
+   * first start of an installation does; by default the system starts on a
+   * copy of the run's migrated template, which holds the same.
+   */
+  emptyDatabase?: boolean;
   /** The clock every service and the gateway read (a ManualClock moves time without waiting). */
   clock?: Clock;
+  /** ingest-service's in-process options (e.g. a shorter mail check). */
+  ingest?: IngestOptions;
 }
 
 export interface TestSystem {
@@ -56,14 +69,18 @@ export const RELAXED_LIMITS = {
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const storage = options.storage ?? "pglite";
-  if (storage === "pglite") await useEmptyClusterTemplate();
-  const pg = storage === "postgres" && !options.databaseUrl ? await freshPostgresUrl() : undefined;
+  const migratedPglite = storage === "pglite" && !options.emptyDatabase &&
+    await useMigratedClusterTemplate();
+  if (storage === "pglite" && !migratedPglite) await useEmptyClusterTemplate();
+  const pg = storage === "postgres" && !options.databaseUrl
+    ? await freshPostgresUrl({ migrated: !options.emptyDatabase })
+    : undefined;
   const env: Record<string, string> = {
     PORT: "0",
     AUTH_URL: "http://127.0.0.1:0",
     CONTENT_URL: "http://127.0.0.1:0",
     INGEST_URL: "http://127.0.0.1:0",
-    CRM_DATA_DIR: "memory://",
+    CRM_DATA_DIR: migratedPglite ? `memory://${MIGRATED}` : "memory://",
     LOG_LEVEL: "error",
     REDIS_KEY_PREFIX: `${uniqueId("crmtest")}:`,
     ...RELAXED_LIMITS,
@@ -85,6 +102,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       demoPage: options.demoPage,
       demo: options.demo,
       clock: options.clock,
+      ingest: options.ingest,
       log: options.log ?? createLogger(config.logLevel),
     });
   } catch (error) {

@@ -3,14 +3,15 @@
  * exporting over OTLP/JSON to a stand-in collector every second, driven
  * through every kind of request the dashboards, alerts and docs speak of
  * (hot and cold content reads, unknown pages, stored and refused events,
- * page views, reports queries) and through a Redis outage, then stopped
+ * page views, reports queries, a retention run) and through a Redis outage, then stopped
  * with SIGTERM so the last export is flushed. What it exported is what the
  * PromQL of the docs, the alert rules and the dashboards are checked against.
  */
 import { startOtlpReceiver } from "./otlp_receiver.ts";
 import type { LogRecord, OtlpJson } from "./otlp_receiver.ts";
 import { logRecords } from "./otlp_receiver.ts";
-import { startTask } from "./process.ts";
+import { runTask, startTask } from "./process.ts";
+import { freePort } from "./ports.ts";
 import { startOwnRedis } from "./redis_server.ts";
 
 export const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
@@ -39,8 +40,15 @@ export async function captureRealRun(): Promise<CapturedRun> {
   const seed = `${dataDir}/seed.json`;
   const manifest = JSON.parse(await Deno.readTextFile(SEED));
   await Deno.writeTextFile(seed, JSON.stringify({ ...manifest, reportKeys: [REPORT_KEY] }));
+  // Ports chosen here, so `deno task admin` can reach the services.
+  const services = {
+    AUTH_URL: `http://127.0.0.1:${freePort()}`,
+    CONTENT_URL: `http://127.0.0.1:${freePort()}`,
+    INGEST_URL: `http://127.0.0.1:${freePort()}`,
+  };
   try {
     const running = await startTask(["--seed", seed], {
+      ...services,
       CRM_DATA_DIR: dataDir,
       DATABASE_URL: "",
       REDIS_URL: redis.url,
@@ -108,6 +116,9 @@ export async function captureRealRun(): Promise<CapturedRun> {
       await Promise.all(Array.from({ length: 24 }, () => get("/content/v1/pages/home?lang=en")));
       await pause(EXPORT_MS);
     }
+    // The daily retention job, as its CronJob runs it: its last success becomes a gauge.
+    const retention = await runTask(["admin", "retention", "run"], services);
+    if (retention.code !== 0) throw new Error(`retention run failed: ${retention.stderr}`);
     // Redis away: the rate limits fall back to in-process windows.
     await redis.kill();
     for (let n = 4; n < 7; n++) {

@@ -8,30 +8,11 @@
  * CRM_REQUIRE_TOOLS=1 after running `.ci/tools.sh`: there a missing tool
  * throws, so a test never skips silently where it is meant to run.
  */
-import { join } from "node:path";
+import { findTool } from "../../.ci/tools.ts";
 
-export const TOOLS_BIN = Deno.env.get("CRM_TOOLS_BIN") ||
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "crm-tools", "bin");
+export { findTool, TOOLS_BIN } from "../../.ci/tools.ts";
 
 export const TOOLS_REQUIRED = Deno.env.get("CRM_REQUIRE_TOOLS") === "1";
-
-function executable(path: string): boolean {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/** The path of a tool, looked up in the tools folder, then on PATH. */
-export function findTool(name: string): string | undefined {
-  const candidates = [
-    join(TOOLS_BIN, name),
-    ...(Deno.env.get("PATH") ?? "").split(":").filter(Boolean).map((dir) => join(dir, name)),
-  ];
-  return candidates.find(executable);
-}
 
 /**
  * The path of a tool, or undefined when absent; throws when absent and CI

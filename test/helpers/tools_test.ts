@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findTool } from "./tools.ts";
+import { findTool } from "../../.ci/tools.ts";
 
 describe("findTool", () => {
   it("finds a tool on PATH and refuses a name that is nowhere", () => {

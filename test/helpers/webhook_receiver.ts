@@ -36,12 +36,16 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export function startReceiver(secret: string): Receiver {
+/** `listen`: where to listen (the loopback on a free port unless given). */
+export function startReceiver(
+  secret: string,
+  listen: { hostname: string; port: number } = { hostname: "127.0.0.1", port: 0 },
+): Receiver {
   const deliveries: Delivery[] = [];
   let failing = 0;
   let failStatus = 500;
   const verifier = new Webhook(secret);
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  const server = Deno.serve({ ...listen, onListen() {} }, async (req) => {
     const raw = await req.text();
     const headers = Object.fromEntries(req.headers);
     let verified = true;
@@ -71,7 +75,7 @@ export function startReceiver(secret: string): Receiver {
     return new Response(status === 204 ? null : "not now", { status });
   });
   const receiver: Receiver = {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: `http://${listen.hostname}:${server.addr.port}`,
     deliveries,
     failNext(n, status = 500) {
       failing = n;

@@ -17,6 +17,9 @@ export type Block = Schemas["Block"];
 export type BlogWindow = Schemas["BlogWindow"];
 export type Post = Schemas["Post"];
 export type Languages = Schemas["Languages"];
+export type PageIndex = Schemas["PageIndex"];
+export type SectionIndex = Schemas["SectionIndex"];
+export type Changes = Schemas["Changes"];
 export type ServerEvent = Schemas["ServerEvent"];
 export type EventAccepted = Schemas["EventAccepted"];
 export type Lead = Schemas["Lead"];
@@ -33,6 +36,12 @@ export interface CrmClientOptions {
   baseUrl: string;
   /** A site key (`pk_...`), for the content API. Safe in a browser. */
   siteKey?: string;
+  /**
+   * A preview key (`pv_...`): when set, content reads use it instead of the
+   * site key, so drafts and scheduled posts are visible (each post with its
+   * `status`) and no shared cache keeps the answers. Keep it off public pages.
+   */
+  previewKey?: string;
   /** A secret key (`sk_...`), for server events and leads. Never ship it to a browser. */
   secretKey?: string;
   /** A report key (`rk_...`), for reports and funnels. */
@@ -78,6 +87,8 @@ export interface ContentAnswer<T> {
 export interface LangOptions {
   /** Language codes; all active languages when absent. */
   lang?: string[];
+  /** Fill a language a map lacks along the site's fallback chains (`fallback=true`). */
+  fallback?: boolean;
 }
 
 export interface ContentOptions extends LangOptions {
@@ -115,6 +126,19 @@ export interface CrmClient {
   ): Promise<ContentAnswer<BlogWindow>>;
   post(slug: string, options?: ContentOptions): Promise<ContentAnswer<Post>>;
   langs(options?: Pick<ContentOptions, "ifNoneMatch">): Promise<ContentAnswer<Languages>>;
+  /** Every page in manifest order, with when each last changed. */
+  listPages(options?: Pick<ContentOptions, "ifNoneMatch">): Promise<ContentAnswer<PageIndex>>;
+  /** Every section in manifest order, with its page and when it last changed. */
+  listSections(
+    options?: Pick<ContentOptions, "ifNoneMatch">,
+  ): Promise<ContentAnswer<SectionIndex>>;
+  /**
+   * Everything the API answers (no `since`), or what changed since the
+   * `cursor` of an earlier answer: keep each answer's cursor for the next call.
+   */
+  changes(
+    options?: Pick<ContentOptions, "ifNoneMatch"> & { since?: string },
+  ): Promise<ContentAnswer<Changes>>;
   /** A custom event from a server (secret key). */
   event(event: ServerEvent): Promise<EventAccepted>;
   /** A lead from a server (secret key). */
@@ -148,7 +172,10 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
   const maxEntries = typeof cacheOption === "object" ? cacheOption.maxEntries ?? 500 : 500;
   const kept = new Map<string, Kept>();
 
-  const siteHeaders = () => ({ "x-crm-key": need(options.siteKey, "siteKey") });
+  const siteHeaders = () => ({
+    "x-crm-key": options.previewKey ?? need(options.siteKey, "siteKey"),
+  });
+  const fallback = (o: LangOptions) => (o.fallback ? "true" : undefined);
   const secretHeaders = () => ({ "x-event-key": need(options.secretKey, "secretKey") });
   const reportHeaders = () => ({ "x-report-key": need(options.reportKey, "reportKey") });
 
@@ -181,7 +208,11 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
   return {
     api,
     page(marker, o = {}) {
-      const query = { lang: o.lang, empty: o.empty === undefined ? undefined : String(o.empty) };
+      const query = {
+        lang: o.lang,
+        fallback: fallback(o),
+        empty: o.empty === undefined ? undefined : String(o.empty),
+      };
       return read<Page>(
         cacheKey(`/pages/${marker}`, query),
         o.ifNoneMatch,
@@ -193,7 +224,11 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
       );
     },
     section(marker, o = {}) {
-      const query = { lang: o.lang, empty: o.empty === undefined ? undefined : String(o.empty) };
+      const query = {
+        lang: o.lang,
+        fallback: fallback(o),
+        empty: o.empty === undefined ? undefined : String(o.empty),
+      };
       return read<Section>(
         cacheKey(`/sections/${marker}`, query),
         o.ifNoneMatch,
@@ -205,7 +240,7 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
       );
     },
     block(marker, o = {}) {
-      const query = { lang: o.lang, section: o.section };
+      const query = { lang: o.lang, fallback: fallback(o), section: o.section };
       return read<Block>(
         cacheKey(`/blocks/${marker}`, query),
         o.ifNoneMatch,
@@ -219,6 +254,7 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
     blog(o = {}) {
       const query = {
         lang: o.lang,
+        fallback: fallback(o),
         limit: o.limit,
         offset: o.offset,
         page: o.page,
@@ -231,7 +267,7 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
       );
     },
     post(slug, o = {}) {
-      const query = { lang: o.lang };
+      const query = { lang: o.lang, fallback: fallback(o) };
       return read<{ post: Post }>(
         cacheKey(`/blog/${slug}`, query),
         o.ifNoneMatch,
@@ -247,6 +283,28 @@ export function createCrmClient(options: CrmClientOptions): CrmClient {
         cacheKey("/langs", {}),
         o.ifNoneMatch,
         (header) => api.GET("/content/v1/langs", { headers: header }),
+      );
+    },
+    listPages(o = {}) {
+      return read<PageIndex>(
+        cacheKey("/pages", {}),
+        o.ifNoneMatch,
+        (header) => api.GET("/content/v1/pages", { headers: header }),
+      );
+    },
+    listSections(o = {}) {
+      return read<SectionIndex>(
+        cacheKey("/sections", {}),
+        o.ifNoneMatch,
+        (header) => api.GET("/content/v1/sections", { headers: header }),
+      );
+    },
+    changes(o = {}) {
+      const query = { since: o.since };
+      return read<Changes>(
+        cacheKey("/changes", query),
+        o.ifNoneMatch,
+        (header) => api.GET("/content/v1/changes", { params: { query }, headers: header }),
       );
     },
     async event(event) {

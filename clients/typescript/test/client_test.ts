@@ -14,6 +14,14 @@ import { BROWSER_TESTS, launchBrowser, startPageServer } from "../../../test/hel
 const SITE_KEY = "pk_0123456789abcdef0123456789abcdef";
 const SECRET_KEY = "sk_0123456789abcdef0123456789abcdef0123456789abcdef";
 const REPORT_KEY = "rk_0123456789abcdef0123456789abcdef0123456789abcdef";
+const PREVIEW_KEY = "pv_0123456789abcdef0123456789abcdef";
+const DRAFT = {
+  slug: "next-draft",
+  status: "draft",
+  createdAt: "2026-01-12T09:00:00Z",
+  title: { en: "Soon" },
+  body: { en: "<p>Soon</p>" },
+};
 
 describe("the TypeScript client", () => {
   let started: StartedProcess;
@@ -24,7 +32,9 @@ describe("the TypeScript client", () => {
     requests.push(request.clone());
     return fetch(request);
   };
-  const client = (keys: { siteKey?: string; secretKey?: string; reportKey?: string } = {}) =>
+  const client = (
+    keys: { siteKey?: string; secretKey?: string; reportKey?: string; previewKey?: string } = {},
+  ) =>
     createCrmClient({
       baseUrl: started.url,
       siteKey: SITE_KEY,
@@ -38,7 +48,15 @@ describe("the TypeScript client", () => {
     dataDir = await Deno.makeTempDir({ prefix: "crm-client-" });
     const manifest = await readFixture("contract-example.json") as Record<string, unknown>;
     const seed = `${dataDir}/seed.json`;
-    await Deno.writeTextFile(seed, JSON.stringify({ ...manifest, reportKeys: [REPORT_KEY] }));
+    await Deno.writeTextFile(
+      seed,
+      JSON.stringify({
+        ...manifest,
+        reportKeys: [REPORT_KEY],
+        previewKeys: [PREVIEW_KEY],
+        posts: [...(manifest.posts as unknown[]), DRAFT],
+      }),
+    );
     started = await startTask(["--seed", seed], {
       DATABASE_URL: "",
       REDIS_URL: "",
@@ -85,6 +103,33 @@ describe("the TypeScript client", () => {
     expect(post.data.slug).toBe("hello-world");
     expect(post.data.body.en).toContain("Hi");
     expect((await crm.langs()).data.langs).toEqual(["en", "de"]);
+  });
+
+  it("lists pages and sections, follows the changes feed, and previews drafts", async () => {
+    const crm = client();
+    const pages = await crm.listPages();
+    expect(pages.data.pages.map((p) => p.marker)).toEqual(["home"]);
+    expect(pages.data.total).toBe(1);
+    expect((await crm.listPages()).notModified).toBe(true);
+    const sections = await crm.listSections();
+    expect(sections.data.sections.map((s) => [s.marker, s.page])).toEqual([
+      ["hero", "home"],
+      ["footer", null],
+    ]);
+    const full = await crm.changes();
+    expect(full.data.full).toBe(true);
+    expect(full.data.posts).toEqual(["hello-world"]);
+    const since = await crm.changes({ since: full.data.cursor });
+    expect(since.data).toMatchObject({ full: false, pages: [], posts: [] });
+    await expect(crm.changes({ since: "nope" })).rejects.toMatchObject({
+      status: 400,
+      body: { message: "invalid_cursor" },
+    });
+    const preview = client({ previewKey: PREVIEW_KEY });
+    const draft = await preview.post(DRAFT.slug);
+    expect(draft.data.status).toBe("draft");
+    expect((await preview.blog()).data.posts.map((p) => p.slug)).toContain(DRAFT.slug);
+    await expect(crm.post(DRAFT.slug)).rejects.toMatchObject({ status: 404 });
   });
 
   it("refuses with CrmApiError: status, body and request id", async () => {

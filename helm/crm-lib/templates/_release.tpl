@@ -9,17 +9,25 @@ a service chart installed alone renders them itself.
 {{- if or (eq $owner "") (eq $owner .Chart.Name) }}true{{ end -}}
 {{- end -}}
 
+{{/*
+An admin container (the migration Job, the retention CronJob) with its
+role's secret settings only. Parameters: ctx, name, args, role, secret (the
+Secret the release keeps them in for this role), extraEnv.
+*/}}
 {{- define "crm.adminContainer" -}}
 {{- $ctx := .ctx -}}
+{{- $secrets := dict "root" $ctx "role" .role "secret" .secret -}}
 - name: {{ .name }}
   image: {{ include "crm.image" $ctx | quote }}
   imagePullPolicy: {{ $ctx.Values.image.pullPolicy }}
   args: {{ toJson .args }}
   env:
     {{- include "crm.env" $ctx | nindent 4 }}
+    {{- include "crm.secretEnv" $secrets | nindent 4 }}
     {{- with .extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+    {{- include "crm.extraEnv" $ctx | nindent 4 }}
   resources:
     {{- toYaml $ctx.Values.global.adminJobs.resources | nindent 4 }}
   securityContext:
@@ -27,6 +35,48 @@ a service chart installed alone renders them itself.
   volumeMounts:
     - name: tmp
       mountPath: /tmp
+    {{- include "crm.secretMount" $secrets | nindent 4 }}
+    {{- with $ctx.Values.global.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/* The volumes of an admin pod: /tmp, its role's secrets, global.extraVolumes. */}}
+{{- define "crm.adminVolumes" -}}
+{{ include "crm.tmpVolume" .ctx }}
+{{- include "crm.secretVolume" (dict "root" .ctx "role" .role "secret" .secret) }}
+{{- with .ctx.Values.global.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The pod basics of an admin pod: global.adminJobs' account, never a token. */}}
+{{- define "crm.adminPodBasics" -}}
+{{- include "crm.podBasics" (dict "root" . "serviceAccountName" .Values.global.adminJobs.serviceAccountName "automount" false) -}}
+{{- end -}}
+
+{{/*
+The admin token: the value given, else (with no existing Secret named) the
+one the release's Secret already holds, else a new random one when the
+cluster can be read (helm install); under `helm template` with no cluster
+none (the key is left out, and the services do not start until it is set:
+GitOps users set global.adminToken.value or existingSecret), so rendering
+twice gives the same objects.
+*/}}
+{{- define "crm.adminToken" -}}
+{{- $given := .Values.global.adminToken.value -}}
+{{- if $given -}}
+{{- $given -}}
+{{- else -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "crm.secretName" .) -}}
+{{- $kept := "" -}}
+{{- if and $existing $existing.data -}}{{- $kept = index $existing.data "admin-token" | default "" | b64dec -}}{{- end -}}
+{{- if $kept -}}
+{{- $kept -}}
+{{- else if lookup "v1" "Secret" .Release.Namespace "" -}}
+{{- randAlphaNum 40 -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "crm.release" -}}
@@ -34,35 +84,52 @@ a service chart installed alone renders them itself.
 {{- $g := .Values.global -}}
 {{- $admin := merge (dict "Values" (merge (dict "component" "admin") (omit .Values "component"))) (omit . "Values") -}}
 {{- $secretName := include "crm.secretName" . -}}
-{{- $existing := lookup "v1" "Secret" .Release.Namespace $secretName -}}
-{{- $token := $g.adminToken.value -}}
-{{- if and (not $token) $existing $existing.data }}
-{{- $token = index $existing.data "admin-token" | default "" | b64dec -}}
-{{- end }}
-{{- if not $token }}{{ $token = randAlphaNum 40 }}{{ end -}}
 {{- $migrateSecret := printf "%s-crm-migrate" .Release.Name | trunc 63 | trimSuffix "-" -}}
-{{- $migrate := merge (dict "Values" (merge (dict "connectionSecret" $migrateSecret) $admin.Values)) $admin -}}
-{{- range $name, $hook := dict $secretName false $migrateSecret true }}
+{{- $next := $g.adminToken.next | default dict -}}
+{{- $read := $g.postgres.read | default dict -}}
+{{- $smtp := $g.smtp | default dict -}}
+{{- $kept := dict -}}
+{{- if not $g.postgres.existingSecret }}{{ $_ := set $kept "database-url" $g.postgres.url }}{{ end -}}
+{{- if and $read.url (not $read.existingSecret) }}{{ $_ := set $kept "database-read-url" $read.url }}{{ end -}}
+{{- if not $g.redis.existingSecret }}{{ $_ := set $kept "redis-url" $g.redis.url }}{{ end -}}
+{{- if not $g.adminToken.existingSecret -}}
+{{- with include "crm.adminToken" . }}{{ $_ := set $kept "admin-token" . }}{{ end -}}
+{{- end -}}
+{{- if and $next.value (not $next.existingSecret) }}{{ $_ := set $kept "admin-token-next" $next.value }}{{ end -}}
+{{- if and $smtp.url (not $smtp.existingSecret) }}{{ $_ := set $kept "smtp-url" $smtp.url }}{{ end -}}
+{{- if $kept }}
 apiVersion: v1
 kind: Secret
 metadata:
-  name: {{ $name }}
+  name: {{ $secretName }}
   labels:
     {{- include "crm.labels" $admin | nindent 4 }}
-  {{- if $hook }}
+type: Opaque
+# The secret settings given as values, and the admin token generated once
+# when none is given (read back on every upgrade). Each pod mounts only its
+# own of them (crm.secretSettings).
+stringData:
+  {{- range $key, $value := $kept }}
+  {{ $key }}: {{ $value | quote }}
+  {{- end }}
+---
+{{- end }}
+{{- if not $g.postgres.existingSecret }}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ $migrateSecret }}
+  labels:
+    {{- include "crm.labels" $admin | nindent 4 }}
   annotations:
-    # The migration Job's copy: it runs before the release's own objects
-    # exist, and goes once the hooks have succeeded.
+    # The migration Job's copy of the Postgres URL: it runs before the
+    # release's own objects exist, and goes once the hooks have succeeded.
     helm.sh/hook: pre-install,pre-upgrade
     helm.sh/hook-weight: "-10"
     helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
-  {{- end }}
 type: Opaque
 stringData:
   database-url: {{ $g.postgres.url | quote }}
-  redis-url: {{ $g.redis.url | quote }}
-  # Generated once when none is given, then read back on every upgrade.
-  admin-token: {{ $token | quote }}
 ---
 {{- end }}
 apiVersion: batch/v1
@@ -83,14 +150,14 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "crm.labels" $admin | nindent 8 }}
+        {{- include "crm.podLabels" $admin | nindent 8 }}
     spec:
       restartPolicy: Never
-      {{- include "crm.podBasics" . | nindent 6 }}
+      {{- include "crm.adminPodBasics" . | nindent 6 }}
       containers:
-        {{- include "crm.adminContainer" (dict "ctx" $migrate "name" "migrate" "args" (list "admin" "migrate" "--database")) | nindent 8 }}
+        {{- include "crm.adminContainer" (dict "ctx" $admin "name" "migrate" "args" (list "admin" "migrate" "--database") "role" "migrate" "secret" $migrateSecret) | nindent 8 }}
       volumes:
-        {{- include "crm.tmpVolume" . | nindent 8 }}
+        {{- include "crm.adminVolumes" (dict "ctx" $admin "role" "migrate" "secret" $migrateSecret) | nindent 8 }}
 {{- if $g.retention.enabled }}
 ---
 apiVersion: batch/v1
@@ -110,20 +177,23 @@ spec:
   jobTemplate:
     spec:
       backoffLimit: 2
-      activeDeadlineSeconds: 3600
+      # Longer than the 6 hours `admin retention run` waits for ingest-service
+      # (RETENTION_TIMEOUT_MS), with room for the pod's start: a long trim ends
+      # on its own, never killed mid-run.
+      activeDeadlineSeconds: 22500
       template:
         metadata:
           labels:
-            {{- include "crm.labels" $admin | nindent 12 }}
+            {{- include "crm.podLabels" $admin | nindent 12 }}
         spec:
           restartPolicy: Never
-          {{- include "crm.podBasics" . | nindent 10 }}
+          {{- include "crm.adminPodBasics" . | nindent 10 }}
           containers:
             {{- $days := list }}
             {{- with $g.retention.days }}{{ $days = list (dict "name" "RETENTION_DAYS" "value" (toString .)) }}{{ end }}
-            {{- include "crm.adminContainer" (dict "ctx" $admin "name" "retention" "args" (list "admin" "retention" "run") "extraEnv" $days) | nindent 12 }}
+            {{- include "crm.adminContainer" (dict "ctx" $admin "name" "retention" "args" (list "admin" "retention" "run") "role" "retention" "secret" $secretName "extraEnv" $days) | nindent 12 }}
           volumes:
-            {{- include "crm.tmpVolume" . | nindent 12 }}
+            {{- include "crm.adminVolumes" (dict "ctx" $admin "role" "retention" "secret" $secretName) | nindent 12 }}
 {{- end }}
 ---
 apiVersion: v1
@@ -131,13 +201,13 @@ kind: Pod
 metadata:
   name: {{ printf "%s-test-healthz" .Release.Name | trunc 63 | trimSuffix "-" }}
   labels:
-    {{- include "crm.labels" $admin | nindent 4 }}
+    {{- include "crm.podLabels" $admin | nindent 4 }}
   annotations:
     helm.sh/hook: test
     helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 spec:
   restartPolicy: Never
-  {{- include "crm.podBasics" . | nindent 2 }}
+  {{- include "crm.adminPodBasics" . | nindent 2 }}
   containers:
     - name: healthz
       image: {{ include "crm.image" $admin | quote }}
@@ -153,6 +223,14 @@ spec:
         {{- toYaml $g.adminJobs.resources | nindent 8 }}
       securityContext:
         {{- include "crm.containerSecurityContext" . | nindent 8 }}
+      {{- with $g.extraVolumeMounts }}
+      volumeMounts:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+  {{- with $g.extraVolumes }}
+  volumes:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- if $g.networkPolicy.enabled }}
 ---
 # Nothing in or out of the release's pods unless a policy below allows it.

@@ -4,12 +4,17 @@
  * more than 20 invalid-key requests in a minute is refused for the rest of
  * it, even with a valid key. Marketing routes: 120 per IP and 6000 per site a
  * minute, page views, events and leads together. Reports: 600 queries per
- * report key a minute. Counting happens before the
- * decision, so the first request over a limit is the first one refused.
+ * report key or share link a minute, and a share link that met 10 wrong
+ * passwords in a minute is refused for the rest of it, whatever the password.
+ * Counting happens before the decision, so the first request over a limit is
+ * the first one refused.
  */
 import type { RateLimits } from "../../lib/config.ts";
 import type { CounterHit, WindowCounter } from "./counter.ts";
 import { windowOf } from "./counter.ts";
+
+/** Wrong passwords a share link takes in a minute; then it answers 429 until the minute ends. */
+export const SHARE_PASSWORD_TRIES = 10;
 
 export interface ContentCall {
   ip: string;
@@ -87,6 +92,22 @@ export class RateLimiter {
     const [count] = await this.counter.hit([{ name, by: 1 }], now);
     if (count > this.limits.statsPerKey) this.#refused.add(name, now);
     return count > this.limits.statsPerKey;
+  }
+
+  /** True when the share link met SHARE_PASSWORD_TRIES wrong passwords this minute. */
+  async sharePasswordLocked(id: string, now: number): Promise<boolean> {
+    const name = `s:pw:${id}`;
+    if (this.#refused.has(name, now)) return true;
+    const [wrong] = await this.counter.hit([{ name, by: 0 }], now);
+    if (wrong >= SHARE_PASSWORD_TRIES) this.#refused.add(name, now);
+    return wrong >= SHARE_PASSWORD_TRIES;
+  }
+
+  /** Counts a wrong password given for the share link. */
+  async sharePasswordWrong(id: string, now: number): Promise<void> {
+    const name = `s:pw:${id}`;
+    const [wrong] = await this.counter.hit([{ name, by: 1 }], now);
+    if (wrong >= SHARE_PASSWORD_TRIES) this.#refused.add(name, now);
   }
 
   /** True when the marketing request must be answered 429. */

@@ -127,3 +127,25 @@ describe("refusals known without counting", () => {
     expect(limiter.contentIpRefused("9.9.9.9", t0 + minute)).toBe(false);
   });
 });
+
+describe("share link passwords", () => {
+  it("locks a link for the rest of the minute after 10 wrong passwords, that link only", async () => {
+    const limiter = new RateLimiter(new LocalCounter(), limits);
+    for (let i = 0; i < 9; i++) {
+      expect(await limiter.sharePasswordLocked("sh_a", t0)).toBe(false);
+      await limiter.sharePasswordWrong("sh_a", t0);
+    }
+    expect(await limiter.sharePasswordLocked("sh_a", t0)).toBe(false);
+    await limiter.sharePasswordWrong("sh_a", t0);
+    expect(await limiter.sharePasswordLocked("sh_a", t0)).toBe(true);
+    expect(await limiter.sharePasswordLocked("sh_a", t0 + minute - 1)).toBe(true);
+    expect(await limiter.sharePasswordLocked("sh_b", t0)).toBe(false);
+    expect(await limiter.sharePasswordLocked("sh_a", t0 + minute)).toBe(false);
+  });
+
+  it("counts checking a lock as no wrong password", async () => {
+    const limiter = new RateLimiter(new LocalCounter(), limits);
+    for (let i = 0; i < 50; i++) await limiter.sharePasswordLocked("sh_a", t0);
+    expect(await limiter.sharePasswordLocked("sh_a", t0)).toBe(false);
+  });
+});

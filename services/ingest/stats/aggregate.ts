@@ -14,11 +14,11 @@
  * without the event: filters, and those of them who sent an event matching
  * every event:name filter.
  *
- * Three ways to group (Grouping): the rows joined to their visits; the rows
- * alone, for a query that reads nothing of visits; or the visits alone, for
- * one that needs no row's own time, name or page (each visit then brings its
- * counts, and one line per visitor key it has: `extra` lines beyond the
- * first count only as visitors).
+ * Three ways to group (Grouping, chosen by decide.ts): the rows joined to
+ * their visits; the rows alone, for a query that reads nothing of visits; or
+ * the visits alone, for one that needs no row's own time, name or page (each
+ * visit then brings its counts, and one line per visitor key it has: `extra`
+ * lines beyond the first count only as visitors).
  */
 import type { Queryable } from "../../lib/db/mod.ts";
 import {
@@ -40,40 +40,12 @@ import {
 } from "./plan.ts";
 import {
   type EventDimension,
-  isEventDimension,
   isPropsDimension,
   isTimeDimension,
   isVisitDimension,
-  type MetricName,
-  type StatsQuery,
 } from "./query.ts";
 import { visitColumn } from "./dimensions.ts";
-
-const VISIT_METRICS: MetricName[] = ["visits", "bounce_rate", "visit_duration", "views_per_visit"];
-
-export type Grouping = "rows" | "rows-alone" | "visits";
-
-/** Whether a query reads nothing of visits: no visit: dimension or filter. */
-export function rowsAlone(query: StatsQuery): boolean {
-  return !query.dimensions.some(isVisitDimension) &&
-    !query.filters.some((f) => isVisitDimension(f.dimension));
-}
-
-/** Whether a query needs no row's own time, event name, page or value: visits alone answer it. */
-export function visitsAlone(query: StatsQuery): boolean {
-  return !query.dimensions.some((d) => isTimeDimension(d) || isEventDimension(d)) &&
-    !query.filters.some((f) => isEventDimension(f.dimension)) &&
-    !query.metrics.includes("revenue") && !query.metrics.includes("conversion_rate");
-}
-
-/** The grouping a query can use with the relations an engine has. */
-export function groupingOf(query: StatsQuery): Grouping {
-  if (visitsAlone(query)) return "visits";
-  if (rowsAlone(query) && !query.metrics.some((m) => VISIT_METRICS.includes(m))) {
-    return "rows-alone";
-  }
-  return "rows";
-}
+import { type Grouping, VISIT_METRICS } from "./decide.ts";
 
 /** The answer's columns, each named for what it holds; a part fills those it computes. */
 const COLUMNS = [
@@ -228,7 +200,15 @@ export function aggregateSql(
   );
   const more = (byProps ? ", r.props" : "") + (selects.length ? ", " + selects.join(", ") : "");
   const selected = `sel as (select * from fr where ${and(eventFilters(query, params))})`;
-  const filteredVisits = `vf as (select * from v where ${and(visitFilters(query, params))})`;
+  const scope = {
+    siteId: plan.siteId,
+    startMs: plan.startMs,
+    endMs: plan.endMs,
+    includeBots: query.includeBots,
+  };
+  const filteredVisits = `vf as (select * from v where ${
+    and(visitFilters(query, params, "", scope))
+  })`;
   if (grouping === "visits") {
     return `with ${sources}, ${filteredVisits},
       vs as (select vf.*${selects.length ? ", " + selects.join(", ") : ""} from vf)

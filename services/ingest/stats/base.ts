@@ -16,7 +16,7 @@ import {
   visitKeyOf,
   visitorKeyOf,
 } from "./dimensions.ts";
-import type { Grouping } from "./aggregate.ts";
+import type { Grouping } from "./decide.ts";
 import type { Queryable } from "../../lib/db/mod.ts";
 import { and, instant, type Params, type Plan, visitFilters } from "./plan.ts";
 import { isVisitDimension } from "./query.ts";

@@ -8,8 +8,10 @@
  * hour or minute at one offset, so the hour repeated when clocks go back is
  * two buckets.
  */
+import type { TimeDimension } from "../../lib/stats/vocabulary.ts";
 
-export type Grain = "minute" | "hour" | "day" | "week" | "month";
+/** The grain of a time dimension's buckets: its name after `time:`. */
+export type Grain = TimeDimension extends `time:${infer G}` ? G : never;
 
 const MS_PER_MINUTE = 60_000;
 const MS_PER_HOUR = 3_600_000;

@@ -4,13 +4,17 @@
  * SQL that reads it from a visit's first row (alias `x`, a stored page view;
  * other rows carry only the attribution). The writer's upkeep of
  * ingest.visits, the reference engine, the fast engine and the rollups all
- * take their columns from here, so a new attribute is a declaration, a
- * column (a migration) and its enum value in proto/crm/stats/v1.
+ * take their columns from here, so a new attribute is its name in the
+ * vocabulary (services/lib/stats/vocabulary.ts), a declaration here, a
+ * column (a migration) and its enum value in proto/crm/stats/v1
+ * (vocabulary_test.ts holds the four one to one).
  *
  * exit_page is the one attribute a visit's rows keep changing: the path of
  * its last page view (the writer keeps the latest), and within a date range
  * the last page view in it.
  */
+
+import type { VisitAttributeName, VisitDimension } from "../../lib/stats/vocabulary.ts";
 
 /** Where a visit came from: every row of a session carries it (rows.ts, attribution). */
 export const ATTRIBUTION = [
@@ -21,10 +25,10 @@ export const ATTRIBUTION = [
   "utm_term",
   "utm_content",
   "ad_link",
-] as const;
+] as const satisfies readonly VisitAttributeName[];
 
 export interface VisitAttribute {
-  dimension: `visit:${string}`;
+  dimension: VisitDimension;
   column: string;
   /** SQL of the value from the visit's first page view (alias x); undefined: from its last. */
   fromPageView?: string;
@@ -32,14 +36,14 @@ export interface VisitAttribute {
   fromOtherRow?: string;
 }
 
-const attribution = (column: string): VisitAttribute => ({
+const attribution = (column: VisitAttributeName): VisitAttribute => ({
   dimension: `visit:${column}`,
   column,
   fromPageView: `x.${column}`,
   fromOtherRow: `x.${column}`,
 });
 
-const fromPageView = (column: string, sql: string): VisitAttribute => ({
+const fromPageView = (column: VisitAttributeName, sql: string): VisitAttribute => ({
   dimension: `visit:${column}`,
   column,
   fromPageView: sql,
@@ -78,7 +82,7 @@ const byDimension = new Map(VISIT_ATTRIBUTES.map((a) => [a.dimension, a]));
 
 /** The ingest.visits column of a visit: dimension. */
 export function visitColumn(dimension: string): string {
-  const attribute = byDimension.get(dimension as VisitAttribute["dimension"]);
+  const attribute = byDimension.get(dimension as VisitDimension);
   if (!attribute) throw new Error(`no visit attribute ${dimension}`);
   return attribute.column;
 }

@@ -1,14 +1,7 @@
 /**
- * The engine the service uses. One place decides what answers a query:
- *
- * | query                                                                   | read from                          |
- * | ----------------------------------------------------------------------- | ---------------------------------- |
- * | whole local days in the site's zone, no bots; by day, week or month or   | rollups of whole days and months,  |
- * | no time; breakdown and filters on at most one visit attribute, or on     | the days not built from the rows;  |
- * | event:name with event:page or one event:props:KEY; conversion_rate by    | visits crossing the range's ends   |
- * | time with event:name filters                                             | from their rows                    |
- * | anything else with a visit: dimension, filter or metric                  | ingest.visits and the rows         |
- * | nothing of visits                                                        | the rows alone                     |
+ * The engine the service uses: what decide.ts decides answers a query
+ * (rollups, ingest.visits and the rows, or the rows alone), read in one
+ * snapshot.
  *
  * Rollups (rollup_sums.ts) count rows in their own period and visits in the
  * period they begin in with all their rows; so a range's sums are the sums
@@ -22,10 +15,13 @@
  *
  * Everything a query reads happens in one transaction that sees one
  * snapshot, so a rollup's check and its read agree with the rows read beside
- * them.
+ * them: the service's own (ReportReads.run, on the replica when there is
+ * one), else one of the engine's.
  */
 import type { Database, Queryable } from "../../lib/db/mod.ts";
-import { groupingOf, runAggregate } from "./aggregate.ts";
+import { inSnapshot as inOneSnapshot } from "../../lib/db/report_reads.ts";
+import { runAggregate } from "./aggregate.ts";
+import { decide, type Grouping, type RollupRead } from "./decide.ts";
 import { baseSources, humanPart, longestVisitMs, rowsWithin, visitPart } from "./base.ts";
 import { labelOf, localDay } from "./calendar.ts";
 import { KIND, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
@@ -45,8 +41,6 @@ import {
   grainOf,
   isPropsDimension,
   isTimeDimension,
-  isVisitDimension,
-  type MetricName,
   type StatsQuery,
 } from "./query.ts";
 import { referenceEngine, rowsSources } from "./reference.ts";
@@ -66,49 +60,6 @@ import { VisitorUnion } from "./visitor_sets.ts";
 
 /** The most days a rollup query works out from the rows; beyond, the base tables answer. */
 const MAX_DAYS_FROM_ROWS = 7;
-
-const ROW_METRICS: MetricName[] = ["pageviews", "events", "leads", "revenue", "visitors"];
-const VISIT_METRICS: MetricName[] = ["visits", "bounce_rate", "visit_duration", "views_per_visit"];
-
-/** How a rollup answers a query: the dimension it reads, and the visit attribute's column. */
-export interface RollupPlan {
-  dimension: string;
-  column?: string;
-  /** Whether the visit sums are asked for (the crossing visits are then put right). */
-  visits: boolean;
-  conversion: boolean;
-}
-
-/** Whether rollups can answer a query, and how. */
-export function rollupPlanOf(plan: Plan, site: RollupSite): RollupPlan | undefined {
-  const q = plan.query;
-  if (q.includeBots || plan.zone !== site.zone) return undefined;
-  const times = q.dimensions.filter(isTimeDimension);
-  if (times.length > 1 || times.some((d) => !["day", "week", "month"].includes(grainOf(d)))) {
-    return undefined;
-  }
-  const named = new Set([
-    ...q.dimensions.filter((d) => !isTimeDimension(d)),
-    ...q.filters.map((f) => f.dimension),
-  ]);
-  const visits = q.metrics.some((m) => VISIT_METRICS.includes(m));
-  const conversion = q.metrics.includes("conversion_rate");
-  const visitNamed = [...named].filter(isVisitDimension);
-  if (visitNamed.length === named.size && !conversion) {
-    if (named.size > 1) return undefined;
-    const dimension = visitNamed[0] ?? ALL;
-    return { dimension, column: visitNamed[0]?.slice(6), visits, conversion };
-  }
-  if (visits || visitNamed.length > 0) return undefined;
-  const other = [...named].filter((d) => d !== "event:name");
-  if (other.length > 1) return undefined;
-  if (other.length === 1 && other[0] !== PAGE && !isPropsDimension(other[0])) return undefined;
-  if (conversion && (q.dimensions.some((d) => !isTimeDimension(d)) || other.length > 0)) {
-    return undefined;
-  }
-  if (!q.metrics.every((m) => ROW_METRICS.includes(m) || m === "conversion_rate")) return undefined;
-  return { dimension: other[0] ?? PAGE, visits: false, conversion };
-}
 
 /** A visit crossing the range's start or end: what rollups counted of it, and its part inside. */
 interface Crossing {
@@ -283,7 +234,18 @@ class Accumulator {
   /** conversion_rate: the visitors without the event: filters, and those who converted. */
   readonly reached = new VisitorUnion();
   readonly converted = new VisitorUnion();
-  hasData = false;
+  /** conversion_rate's group of every visitor reached: listed whatever its sums. */
+  holdsReached = false;
+
+  /**
+   * Whether a row or a visit is left in the group once every correction is
+   * made: a crossing visit moved out of its stored exit page takes its rows
+   * and itself along, and the group it leaves may hold nothing of the range.
+   */
+  get hasData(): boolean {
+    const { pageviews, events, leads, visits } = this.sums;
+    return this.holdsReached || pageviews + events + leads + visits > 0;
+  }
 
   addStored(g: StoredGroup | { sums: Sums }): void {
     addVisitors(this.union, g);
@@ -298,7 +260,6 @@ class Accumulator {
     for (const [c, v] of from.revenue) {
       this.sums.revenue.set(c, (this.sums.revenue.get(c) ?? 0n) + v);
     }
-    this.hasData ||= from.pageviews + from.events + from.leads + from.visits > 0;
   }
 
   addVisit(v: { pv: number; ev: number; durationMs: number }, sign: 1 | -1): void {
@@ -306,7 +267,6 @@ class Accumulator {
     if (v.pv === 1 && v.ev === 0) this.sums.bounces += sign;
     this.sums.durationMs += sign * v.durationMs;
     this.sums.visitPageviews += sign * v.pv;
-    this.hasData = true;
   }
 
   addRow(r: MovedRow, sign: 1 | -1): void {
@@ -319,7 +279,6 @@ class Accumulator {
         (this.sums.revenue.get(r.currency) ?? 0n) + BigInt(sign) * BigInt(r.value),
       );
     }
-    this.hasData = true;
   }
 
   partial(): PartialSums {
@@ -360,10 +319,10 @@ async function judgeFilters(
 }
 
 /**
- * Which periods of a query's range rollups answer (whole months where the
- * query is by month or by no time, else days) and which days are worked out
- * from the rows instead (not built, or stale); undefined when the range is
- * not whole days or too many days are not built.
+ * Which periods of a query's range (whole local days, decide.ts) rollups
+ * answer (whole months where the query is by month or by no time, else
+ * days) and which days are worked out from the rows instead (not built, or
+ * stale); undefined when too many days are not built.
  */
 async function rollupCover(
   tx: Queryable,
@@ -372,9 +331,6 @@ async function rollupCover(
 ): Promise<{ stored: Period[]; fromRows: Period[] } | undefined> {
   const { query, zone } = plan;
   const days = localDays(zone, plan.startMs, localDay(plan.endMs - 1, zone).add({ days: 1 }));
-  if (days.length === 0 || days[0].start !== plan.startMs || days.at(-1)!.end !== plan.endMs) {
-    return undefined;
-  }
   const timeDimension = query.dimensions.find(isTimeDimension);
   const grain = timeDimension && grainOf(timeDimension);
   const months = grain === undefined || grain === "month" ? wholeMonths(zone, days) : [];
@@ -405,7 +361,7 @@ async function rollupPartials(
   tx: Queryable,
   plan: Plan,
   site: RollupSite,
-  rollup: RollupPlan,
+  rollup: RollupRead,
   cover: { stored: Period[]; fromRows: Period[] },
 ): Promise<Partials> {
   const { query, zone } = plan;
@@ -432,9 +388,9 @@ async function rollupPartials(
       items.push({ start: day.start, key, group: { sums } });
     }
   }
-  const crossing = rollup.visits ? await crossingVisits(tx, plan, rollup.column) : [];
+  const crossing = rollup.crossing ? await crossingVisits(tx, plan, rollup.column) : [];
   const exitPage = rollup.column === "exit_page";
-  const moved = exitPage
+  const moved = rollup.exitPages
     ? crossing.filter((c) => c.crossesEnd && c.inside.exit !== c.whole.exit)
     : [];
   const movedRows = moved.length > 0
@@ -475,7 +431,7 @@ async function rollupPartials(
     if (rollup.conversion && key.dimension === ALL) {
       const acc = groupOf(start, null, null);
       addVisitors(acc.reached, group);
-      acc.hasData = true;
+      acc.holdsReached = true;
       continue;
     }
     if (!passes(key.value, key.eventName)) continue;
@@ -566,8 +522,7 @@ export function statsEngine(db: Database, options: { workMemMb?: number } = {}):
       : [`set local work_mem = '${Math.trunc(options.workMemMb)}MB'`]),
   ];
   const inSnapshot = <T>(run: (tx: Queryable) => Promise<T>) =>
-    db.transaction(async (tx) => {
-      await tx.exec("set transaction isolation level repeatable read");
+    inOneSnapshot(db, async (tx) => {
       if (db.kind === "postgres") await tx.exec(settings.join("; "));
       return await run(tx);
     });
@@ -576,10 +531,12 @@ export function statsEngine(db: Database, options: { workMemMb?: number } = {}):
     partials: (plan) =>
       inSnapshot(async (tx) => {
         const site = await rollupSite(tx, plan.siteId);
-        const rollup = site && rollupPlanOf(plan, site);
-        const cover = rollup && await rollupCover(tx, plan, site!);
-        if (rollup && cover) return rollupPartials(tx, plan, site!, rollup, cover);
-        return basePartials(tx, plan);
+        const decision = decide(plan, site?.zone);
+        const cover = decision.rollup && await rollupCover(tx, plan, site!);
+        if (decision.rollup && cover) {
+          return rollupPartials(tx, plan, site!, decision.rollup, cover);
+        }
+        return basePartials(tx, plan, decision.grouping);
       }),
     funnel: (plan) =>
       inSnapshot(async (tx) => {
@@ -590,10 +547,13 @@ export function statsEngine(db: Database, options: { workMemMb?: number } = {}):
   };
 }
 
-/** The answer of any query from ingest.visits and the rows. */
-export async function basePartials(tx: Queryable, plan: Plan): Promise<Partials> {
+/** The answer of any query from ingest.visits and the rows, grouped as decided. */
+export async function basePartials(
+  tx: Queryable,
+  plan: Plan,
+  grouping: Grouping,
+): Promise<Partials> {
   const params = new Params();
-  const grouping = groupingOf(plan.query);
   const sources = grouping === "rows-alone"
     ? rowsSources(plan, params)
     : baseSources(plan, params, {
@@ -609,9 +569,10 @@ export async function pathOf(
   plan: Plan,
 ): Promise<"rollups" | "rollups and rows" | "visits" | "rows"> {
   const site = await rollupSite(db, plan.siteId);
-  const cover = site && rollupPlanOf(plan, site) && await rollupCover(db, plan, site);
+  const decision = decide(plan, site?.zone);
+  const cover = decision.rollup && await rollupCover(db, plan, site!);
   if (cover) return cover.fromRows.length > 0 ? "rollups and rows" : "rollups";
-  return groupingOf(plan.query) === "rows-alone" ? "rows" : "visits";
+  return decision.grouping === "rows-alone" ? "rows" : "visits";
 }
 
 export type { StatsQuery };

@@ -1,14 +1,19 @@
 /**
- * The engine against the stored rows, on both storages: generated traffic
+ * The engine against the stored rows, on each storage (see below): generated traffic
  * written through the writer, then every query below answered by the engine
  * (ingest.visits, the rows, the rollups, and rollups beside days not built)
  * and by the reference engine, in UTC, Kathmandu (+05:45), New York on its
  * 25-hour day and Sydney on its 23-hour day, must agree exactly. Then late
  * rows, a visitor's deletion, retention and the rebuild keep them equal, and
- * comparisons, time labels and funnels agree too.
+ * comparisons, time labels and funnels agree too. Storage, zone, range,
+ * rollups and query are asked in all pairs rather than every combination.
+ * Like the integration files it runs on one storage in `deno task test` and
+ * on the other in `deno task test:system` (SYSTEM_STORAGES), each time with
+ * all pairs of the rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORAGES } from "../../../test/helpers/env.ts";
+import { SYSTEM_STORAGES } from "../../../test/helpers/env.ts";
+import { allPairs } from "../../../test/helpers/pairwise.ts";
 import type { FreshDatabase } from "../../../test/helpers/storage.ts";
 import type { Database } from "../../lib/db/mod.ts";
 import type { Json } from "../../lib/stats/wire.ts";
@@ -137,14 +142,16 @@ const QUERIES: Record<string, Json>[] = [
     filters: [["is", "event:name", ["purchase"]]],
     include: { bots: true },
   },
+  // Rows by exit page without a visit metric: still their visit's exit page in the range.
+  { metrics: ["pageviews", "visitors"], dimensions: ["visit:exit_page"] },
 ];
 
 /** Per zone, the ranges worth asking: a month, and its daylight-saving day or a few days. */
-const RANGES: Record<string, Json[]> = {
-  "UTC": [MONTH],
-  "Asia/Kathmandu": [MONTH, ["2026-10-10", "2026-10-12"]],
-  "America/New_York": [MONTH, ["2026-11-01", "2026-11-01"]], // 25 hours
-  "Australia/Sydney": [MONTH, ["2026-10-04", "2026-10-04"]], // 23 hours
+const RANGES: Record<string, { month: Json; short?: Json }> = {
+  "UTC": { month: MONTH },
+  "Asia/Kathmandu": { month: MONTH, short: ["2026-10-10", "2026-10-12"] },
+  "America/New_York": { month: MONTH, short: ["2026-11-01", "2026-11-01"] }, // 25 hours
+  "Australia/Sydney": { month: MONTH, short: ["2026-10-04", "2026-10-04"] }, // 23 hours
 };
 
 /**
@@ -152,48 +159,95 @@ const RANGES: Record<string, Json[]> = {
  * of each kind of correction (visits crossing the range's ends, exit pages,
  * mixed rollups and rows, properties, conversions).
  */
-const AFTER_CHANGES = [0, 2, 5, 9, 10, 13, 17, 21, 25, 27, 31].map((i) => QUERIES[i]);
-if (AFTER_CHANGES.some((q) => q === undefined)) {
+const AFTER_CHANGES = [0, 2, 5, 9, 10, 13, 17, 21, 25, 27, 31];
+if (AFTER_CHANGES.some((i) => QUERIES[i] === undefined)) {
   throw new Error("a query of AFTER_CHANGES is missing");
 }
 
+const indices = (n: number) => Array.from({ length: n }, (_, i) => i);
+
 /**
- * Queries in every range of a zone: engine == reference; answers how many
- * took each way. The reference's answers are kept in `known` while the rows
- * do not change (the rollups do not change them).
+ * The questions of the first test: storage, zone, range, rollups built or not
+ * and query, all pairs of them (test/helpers/pairwise.ts) instead of every
+ * combination, so each query meets each zone, each range, each storage and
+ * both states of the rollups.
+ */
+const ZONE_PLAN = allPairs(
+  {
+    storage: SYSTEM_STORAGES,
+    zone: TEST_ZONES,
+    range: ["month", "short"],
+    rollups: ["without", "with"],
+    query: indices(QUERIES.length),
+  },
+  (row) => row.zone === undefined || row.range !== "short" || RANGES[row.zone].short !== undefined,
+);
+
+/**
+ * The checks after the later changes to the rows (more late rows, a deletion,
+ * retention): all pairs too. The first, after two days' late rows, asks every
+ * query of AFTER_CHANGES over the month on every storage: the month's rollups
+ * beside stale days.
+ */
+const CHANGE_PLAN = allPairs({
+  storage: SYSTEM_STORAGES,
+  change: [1, 2, 3, 4, 5],
+  range: ["month", "short"],
+  query: AFTER_CHANGES,
+});
+const LATE_DAYS: Question[] = AFTER_CHANGES.map((query) => ({ range: "month", query }));
+/** After the rebuild, every query in both ranges, each on one storage or the other. */
+const REBUILT_PLAN = allPairs({
+  storage: SYSTEM_STORAGES,
+  range: ["month", "short"],
+  query: indices(QUERIES.length),
+});
+
+interface Question {
+  range: string;
+  query: number;
+}
+
+/**
+ * The questions asked in a zone: engine == reference; answers how many took
+ * each way. The reference's answers are kept in `known` while the rows do not
+ * change (the rollups do not change them).
  */
 async function compareAll(
   db: Database,
   zone: string,
-  options: { queries?: Record<string, Json>[]; known?: Map<string, unknown> } = {},
+  questions: Question[],
+  known?: Map<string, unknown>,
 ): Promise<Record<string, number>> {
   await setZone(db, SITE, zone);
   const used: Record<string, number> = {};
-  for (const date_range of RANGES[zone]) {
-    // A month in every zone, each query in two; the zones' daylight-saving days in all.
-    const all = zone === "UTC" || zone === "Asia/Kathmandu" || date_range !== MONTH;
-    for (const body of options.queries ?? (all ? QUERIES : AFTER_CHANGES)) {
-      const label = `${JSON.stringify(body)} ${zone} ${date_range}`;
-      const { path, engine, reference } = await answersOf(
-        db,
-        SITE,
-        { ...body, date_range },
-        zone,
-        { totals: true, reference: options.known?.get(label) as Finished | undefined },
-      );
-      options.known?.set(label, reference);
-      used[path] = (used[path] ?? 0) + 1;
-      expect(engine, label).toEqual(reference);
-    }
+  for (const { range, query } of questions) {
+    const date_range = RANGES[zone][range as "month" | "short"]!;
+    const body = QUERIES[query];
+    const label = `${JSON.stringify(body)} ${zone} ${date_range}`;
+    const { path, engine, reference } = await answersOf(
+      db,
+      SITE,
+      { ...body, date_range },
+      zone,
+      { totals: true, reference: known?.get(label) as Finished | undefined },
+    );
+    known?.set(label, reference);
+    used[path] = (used[path] ?? 0) + 1;
+    expect(engine, label).toEqual(reference);
   }
   return used;
+}
+
+function add(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [path, n] of Object.entries(from)) into[path] = (into[path] ?? 0) + n;
 }
 
 async function build(db: Database): Promise<number> {
   return (await buildRollups(db, (await rollupSite(db, SITE))!, NOW)).built;
 }
 
-describe.each(STORAGES)("the engine on %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("the engine on %s", (storage) => {
   let fresh: FreshDatabase;
   let db: Database;
 
@@ -214,18 +268,22 @@ describe.each(STORAGES)("the engine on %s", (storage) => {
 
   it("answers every query as the stored rows do, with and without rollups", async () => {
     const known = new Map<string, unknown>();
+    const mine = ZONE_PLAN.filter((row) => row.storage === storage);
+    const before: Record<string, number> = {};
+    const after: Record<string, number> = {};
     for (const zone of TEST_ZONES) {
       await db.exec("delete from ingest.rollup_periods");
-      const before = await compareAll(db, zone, { known });
-      // A range of a few days is worked out from the rows as rollups would hold them.
-      if (RANGES[zone].length > 1) {
-        expect(before["rollups and rows"], zone).toBeGreaterThan(0);
-      }
-      expect(before.rollups, zone).toBeUndefined();
+      const asked = (rollups: string) =>
+        mine.filter((row) => row.zone === zone && row.rollups === rollups);
+      const without = await compareAll(db, zone, asked("without"), known);
+      expect(without.rollups, zone).toBeUndefined();
+      add(before, without);
       expect(await build(db)).toBeGreaterThan(30);
-      const after = await compareAll(db, zone, { known });
-      expect(after.rollups, zone).toBeGreaterThan(10 * RANGES[zone].length);
+      add(after, await compareAll(db, zone, asked("with"), known));
     }
+    // A range of a few days is worked out from the rows as rollups would hold them.
+    expect(before["rollups and rows"]).toBeGreaterThan(0);
+    expect(after.rollups).toBeGreaterThan(5);
     await setZone(db, SITE, "UTC");
     await build(db);
     const sample = await answersOf(db, SITE, { ...TRAFFIC_QUERY, date_range: MONTH }, "UTC", {});
@@ -236,7 +294,10 @@ describe.each(STORAGES)("the engine on %s", (storage) => {
   }, 600_000);
 
   it("stays equal after late rows, a deletion, retention and the rebuild", async () => {
-    await setZone(db, SITE, "Asia/Kathmandu");
+    const zone = "Asia/Kathmandu";
+    const afterChange = (change: number) =>
+      CHANGE_PLAN.filter((row) => row.storage === storage && row.change === change);
+    await setZone(db, SITE, zone);
     await build(db);
     // Two days' late visits, each written last row first: those days' rollups go stale and
     // are worked out from the rows beside the others; the month's too.
@@ -246,23 +307,22 @@ describe.each(STORAGES)("the engine on %s", (storage) => {
       toMs: Date.parse("2026-10-16T00:00:00Z"),
       pageViews: 40,
     });
-    const zone = "Asia/Kathmandu";
-    const used = await compareAll(db, zone, { queries: AFTER_CHANGES });
+    const used = await compareAll(db, zone, LATE_DAYS);
     expect(used["rollups and rows"]).toBeGreaterThan(5);
     // More late days than the engine works out from the rows: ingest.visits answers.
     await writeLastRowFirst(db, lateTraffic(SITE));
-    expect((await compareAll(db, zone, { queries: AFTER_CHANGES })).rollups).toBeUndefined();
+    expect((await compareAll(db, zone, afterChange(1))).rollups).toBeUndefined();
     await build(db);
-    await compareAll(db, zone, { queries: AFTER_CHANGES });
+    await compareAll(db, zone, afterChange(2));
 
     await deleteVisitor(db, {
       siteId: SITE,
       visitorId: await busiestVisitor(db, SITE),
       withLeads: true,
     });
-    await compareAll(db, zone, { queries: AFTER_CHANGES });
+    await compareAll(db, zone, afterChange(3));
     await build(db);
-    await compareAll(db, zone, { queries: AFTER_CHANGES });
+    await compareAll(db, zone, afterChange(4));
 
     // 40 days before 2026-11-20T10:07Z: a cutoff of 2026-10-11T10:07Z, inside a day.
     await runRetention(db, {
@@ -270,12 +330,12 @@ describe.each(STORAGES)("the engine on %s", (storage) => {
       retentionDays: 40,
       now: Date.parse("2026-11-20T10:07:00Z"),
     });
-    await compareAll(db, zone, { queries: AFTER_CHANGES });
+    await compareAll(db, zone, afterChange(5));
     await build(db);
 
     const rebuilt = await db.transaction((tx) => rebuildSite(tx, SITE));
     expect(rebuilt[0]).toMatchObject({ added: 0, removed: 0, changed: 0 });
-    await compareAll(db, zone);
+    await compareAll(db, zone, REBUILT_PLAN.filter((row) => row.storage === storage));
   }, 600_000);
 
   it("compares periods, lists time labels and counts funnels as the stored rows do", async () => {

@@ -47,7 +47,16 @@ function sources(plan: FunnelPlan, params: Params, visitsOf: VisitsOf): string {
   );
   return `${visits},
       vf as (select distinct visit_key from v
-              where ${and(visitFilters(stats as unknown as StatsQuery, params))}),
+              where ${
+    and(
+      visitFilters(stats as unknown as StatsQuery, params, "", {
+        siteId: plan.siteId,
+        startMs: plan.startMs,
+        endMs: plan.endMs,
+        includeBots: query.includeBots,
+      }),
+    )
+  }),
       ${rowsOf(plan, params)}`;
 }
 

@@ -5,7 +5,12 @@
  * field. Pure.
  */
 import type { Json } from "../../lib/stats/wire.ts";
-import type { FunnelField } from "../../lib/stats/names.ts";
+import {
+  FUNNEL_INCLUDE,
+  type FunnelField,
+  MAX_STEPS,
+  MIN_STEPS,
+} from "../../lib/stats/vocabulary.ts";
 import { isJsonObject } from "../../lib/json.ts";
 import {
   dateRange,
@@ -32,8 +37,6 @@ export interface FunnelQuery {
   timeZone?: string;
 }
 
-export const MIN_STEPS = 2;
-export const MAX_STEPS = 8;
 const STEP_SHAPES = '{"page": PATH}, {"event": NAME} or {"lead": true}';
 
 export interface FunnelSiteFacts extends SiteFacts {
@@ -84,7 +87,7 @@ export function parseFunnel(
 ): FunnelQuery {
   const range = dateRange(body.date_range);
   const filterList = filters(body.filters, site, visitOnly);
-  const included = includeMembers(body.include, ["bots"]);
+  const included = includeMembers(body.include, FUNNEL_INCLUDE);
   const bots = flag(included.bots, "include.bots");
   const stepList = steps(body.steps, site);
   const zone = timeZone(body.time_zone);

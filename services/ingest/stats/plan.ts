@@ -7,7 +7,7 @@
  */
 import type { Param } from "../../lib/db/mod.ts";
 import type { Buckets } from "./calendar.ts";
-import { KIND, visitColumn } from "./dimensions.ts";
+import { KIND, pageOf, visitColumn, visitKeyOf } from "./dimensions.ts";
 import {
   type DimensionName,
   type EventDimension,
@@ -15,6 +15,7 @@ import {
   isEventDimension,
   isVisitDimension,
   propertyKeyOf,
+  SEGMENT,
   type StatsQuery,
   type TimeDimension,
 } from "./query.ts";
@@ -154,10 +155,92 @@ export function containsAny(column: string, values: readonly string[], params: P
     .join(" or ");
 }
 
-export function visitFilters(query: StatsQuery, params: Params, alias = ""): string[] {
-  return query.filters.filter((f) => isVisitDimension(f.dimension)).map((f) =>
-    filterCondition(f, alias + visitColumn(f.dimension), params)
+/** Where a segment filter's event: filters look for rows: the site, the range, bots or not. */
+export interface SegmentScope {
+  siteId: string;
+  startMs: number;
+  endMs: number;
+  includeBots: boolean;
+}
+
+/**
+ * The visit keys of the rows in the scope that pass every one of `filters`
+ * (event: filters, as the query's own conditions judge a row).
+ */
+function visitsWithRows(filters: readonly Filter[], scope: SegmentScope, params: Params): string {
+  const site = params.add(scope.siteId);
+  const from = instant(params, scope.startMs);
+  const to = instant(params, scope.endMs);
+  const humans = !scope.includeBots;
+  const rows = (table: string, kind: number, columns: string, human: string) =>
+    `select ${kind} as kind, ${visitKeyOf("y")} as visit_key, ${columns}
+       from ${table} y
+      where y.site_id = ${site} and y.received_at >= ${from} and y.received_at < ${to}
+        ${humans ? `and ${human}` : ""}`;
+  const conditions = filters.map((f) =>
+    filterCondition(f, eventColumn(f.dimension as EventDimension, params, "x."), params)
   );
+  return `select x.visit_key from (
+      ${
+    rows(
+      "ingest.page_views",
+      KIND.pageview,
+      `null::text as name, ${pageOf("y")} as page, null::json as props`,
+      "not y.bot",
+    )
+  }
+      union all ${
+    rows("ingest.events", KIND.event, `y.name, ${pageOf("y")}, y.params`, "y.bot is not true")
+  }
+      union all ${rows("ingest.leads", KIND.lead, "null, null, null", "true")}) x
+    where ${and(conditions)}`;
+}
+
+/**
+ * A segment filter as a condition on a visit (alias. its columns, the
+ * visit's key in `visit_key`): the visit matches every filter of one of the
+ * segments (is) or of none (is_not). Visit: filters are the query's own
+ * conditions on the visit; a segment's event: filters hold for a visit with
+ * a row in the range that passes them all.
+ */
+export function segmentCondition(
+  filter: Filter,
+  params: Params,
+  options: { alias: string; scope: SegmentScope },
+): string {
+  const { alias, scope } = options;
+  const matches = (filter.segments ?? []).map((segment) => {
+    const visits = segment.filter((f) => isVisitDimension(f.dimension)).map((f) =>
+      filterCondition(f, alias + visitColumn(f.dimension), params)
+    );
+    const events = segment.filter((f) => isEventDimension(f.dimension));
+    if (events.length > 0) {
+      visits.push(`${alias}visit_key in (${visitsWithRows(events, scope, params)})`);
+    }
+    return and(visits);
+  });
+  const any = matches.length ? matches.map((m) => `(${m})`).join(" or ") : "false";
+  return filter.operator === "is_not" ? `not (${any})` : any;
+}
+
+/**
+ * The conditions on a visit of the query's visit: filters, and of its
+ * segment filters (which need the scope their event: filters look in).
+ */
+export function visitFilters(
+  query: StatsQuery,
+  params: Params,
+  alias = "",
+  scope?: SegmentScope,
+): string[] {
+  return query.filters.flatMap((f) => {
+    if (isVisitDimension(f.dimension)) {
+      return [filterCondition(f, alias + visitColumn(f.dimension), params)];
+    }
+    if (f.dimension !== SEGMENT) return [];
+    if (!scope) throw new Error("a segment filter needs the scope of its rows");
+    return [segmentCondition(f, params, { alias: alias || "v.", scope })];
+  });
 }
 
 export function eventFilters(query: StatsQuery, params: Params, alias = ""): string[] {

@@ -5,67 +5,67 @@
  * of the site (the declared event parameters) comes in as an argument.
  */
 import type { Json } from "../../lib/stats/wire.ts";
-import type { QueryField } from "../../lib/stats/names.ts";
+import {
+  COMPARE_PRESETS,
+  type ComparePreset,
+  DEFAULT_LIMIT,
+  type DimensionName,
+  type Direction,
+  DIRECTIONS,
+  type EventDimension,
+  FIXED_DIMENSIONS,
+  MAX_DIMENSIONS,
+  MAX_LIMIT,
+  MAX_OFFSET,
+  MAX_SEGMENT_FILTERS,
+  type MetricName,
+  METRICS,
+  type Operator,
+  OPERATORS,
+  type Preset,
+  PRESETS,
+  PROPS_PREFIX,
+  type PropsDimension,
+  QUERY_INCLUDE,
+  type QueryField,
+  REALTIME_PRESETS,
+  type RealtimePreset,
+  SEGMENT_FILTER,
+  type TimeDimension,
+  type VisitDimension,
+} from "../../lib/stats/vocabulary.ts";
 import { ianaTimeZone } from "../../lib/formats.ts";
 import { isJsonObject } from "../../lib/json.ts";
 import { type Grain, parseDay } from "./calendar.ts";
-import { VISIT_ATTRIBUTES, type VisitAttribute } from "./dimensions.ts";
 
-export const METRIC_NAMES = [
-  "pageviews",
-  "visits",
-  "visitors",
-  "events",
-  "leads",
-  "revenue",
-  "bounce_rate",
-  "visit_duration",
-  "views_per_visit",
-  "conversion_rate",
-] as const;
-export type MetricName = typeof METRIC_NAMES[number];
-
-export const TIME_DIMENSIONS = [
-  "time:minute",
-  "time:hour",
-  "time:day",
-  "time:week",
-  "time:month",
-] as const;
-/** The visit attributes' dimensions, declared in dimensions.ts. */
-export const VISIT_DIMENSIONS = VISIT_ATTRIBUTES.map((a) => a.dimension);
-export const EVENT_DIMENSIONS = ["event:name", "event:page"] as const;
-/** event:props:KEY names the declared event parameter KEY. */
-export const PROPS_PREFIX = "event:props:";
-
-export type TimeDimension = typeof TIME_DIMENSIONS[number];
-export type VisitDimension = VisitAttribute["dimension"];
-export type PropsDimension = `event:props:${string}`;
-export type EventDimension = typeof EVENT_DIMENSIONS[number] | PropsDimension;
-export type DimensionName = TimeDimension | VisitDimension | EventDimension;
-
-export const DAY_PRESETS = ["today", "yesterday", "7d", "30d", "month", "year", "all"] as const;
-/** The realtime ranges: the rows of the last 30 or 5 minutes up to now. */
-export const REALTIME_PRESETS = ["30m", "5m"] as const;
-export const PRESETS = [...DAY_PRESETS, ...REALTIME_PRESETS] as const;
-export type Preset = typeof PRESETS[number];
-export type RealtimePreset = typeof REALTIME_PRESETS[number];
-
-export const OPERATORS = ["is", "is_not", "contains", "contains_not"] as const;
-export type Operator = typeof OPERATORS[number];
-
-export const COMPARE_PRESETS = ["previous_period", "year_over_year"] as const;
-export type ComparePreset = typeof COMPARE_PRESETS[number];
+export type {
+  ComparePreset,
+  DimensionName,
+  EventDimension,
+  MetricName,
+  Operator,
+  Preset,
+  PropsDimension,
+  RealtimePreset,
+  TimeDimension,
+  VisitDimension,
+};
 
 export interface Filter {
   operator: Operator;
-  dimension: VisitDimension | EventDimension;
+  /** A dimension, or "segment" for the filter of saved segments (values: their ids). */
+  dimension: VisitDimension | EventDimension | typeof SEGMENT;
   values: string[];
+  /** For "segment": each segment's filters, in the order of `values`. */
+  segments?: Filter[][];
 }
+
+/** The filter `["is" | "is_not", "segment", [ID, ...]]`. */
+export const SEGMENT = SEGMENT_FILTER;
 
 export interface Order {
   by: MetricName | DimensionName;
-  direction: "asc" | "desc";
+  direction: Direction;
 }
 
 export type Days = { first: string; last: string };
@@ -94,12 +94,52 @@ export interface StatsQuery {
 export interface SiteFacts {
   /** The parameter keys declared by any of the site's event types. */
   paramKeys: ReadonlySet<string>;
+  /**
+   * The stored filters (as saved) of the segments a body names, by id; a
+   * segment filter naming an id not here is refused.
+   */
+  segments?: ReadonlyMap<string, Json>;
 }
 
-export const MAX_DIMENSIONS = 3;
-export const MAX_LIMIT = 10_000;
-export const DEFAULT_LIMIT = 1000;
-const MAX_OFFSET = 2 ** 31 - 1;
+export { MAX_SEGMENT_FILTERS };
+
+/** What a segment's filters may name: visit: and event: dimensions. */
+export const segmentFilterAllowed = (d: DimensionName) =>
+  isTimeDimension(d) ? `${d} cannot be filtered; date_range chooses the days` : undefined;
+
+/** A segment's filters at `field`: 1 to 10 query filters on visit: and event: dimensions. */
+export function segmentFilters(value: Json | undefined, site: SiteFacts, field: string): Filter[] {
+  const items = list(value, field, "[operator, dimension, values]");
+  if (!items || items.length < 1 || items.length > MAX_SEGMENT_FILTERS) {
+    throw new QueryError(field, `must be a list of 1 to ${MAX_SEGMENT_FILTERS} filters`);
+  }
+  const inner: SiteFacts = { paramKeys: site.paramKeys };
+  return filters(items, inner, segmentFilterAllowed, field);
+}
+
+/** The segment filter at `at`: is or is_not, and ids of the site's segments. */
+function segmentFilter(operator: Operator, values: Json, site: SiteFacts, at: string): Filter {
+  if (operator !== "is" && operator !== "is_not") {
+    throw new QueryError(at, 'a segment filter takes "is" or "is_not"');
+  }
+  if (
+    !Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== "string")
+  ) {
+    throw new QueryError(at, "values must be a non-empty list of segment ids");
+  }
+  const ids = values as string[];
+  const segments = ids.map((id) => {
+    const stored = site.segments?.get(id);
+    if (stored === undefined) throw new QueryError(at, `unknown segment "${id}"`);
+    try {
+      return segmentFilters(stored, site, "filters");
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      throw new QueryError(at, `segment "${id}" no longer holds: ${error.problem}`);
+    }
+  });
+  return { operator, dimension: SEGMENT, values: ids, segments };
+}
 
 /** The body field at fault, with a path after it when a part of it is, and what is wrong. */
 export class QueryError extends Error {
@@ -149,7 +189,7 @@ function metrics(value: Json | undefined): MetricName[] {
   if (items.length === 0) throw new QueryError("metrics", "must name at least one metric");
   const seen = new Set<string>();
   return items.map((item, i) => {
-    const name = named(item, METRIC_NAMES, `metrics[${i}]`, "metric");
+    const name = named(item, METRICS, `metrics[${i}]`, "metric");
     if (seen.has(name)) throw new QueryError(`metrics[${i}]`, `"${name}" is repeated`);
     seen.add(name);
     return name;
@@ -194,8 +234,12 @@ function dimensionName(value: Json, field: string, site: SiteFacts): DimensionNa
     }
     return value;
   }
-  const fixed = [...TIME_DIMENSIONS, ...VISIT_DIMENSIONS, ...EVENT_DIMENSIONS];
-  return named(value, [...fixed, `${PROPS_PREFIX}KEY`], field, "dimension") as DimensionName;
+  return named(
+    value,
+    [...FIXED_DIMENSIONS, `${PROPS_PREFIX}KEY`],
+    field,
+    "dimension",
+  ) as DimensionName;
 }
 
 /** At most one local day: the ranges time:minute may break down. */
@@ -244,6 +288,9 @@ export function filters(
     }
     const [op, dim, values] = item;
     const operator = named(op, OPERATORS, at, "operator");
+    if (dim === SEGMENT && site.segments !== undefined) {
+      return segmentFilter(operator, values, site, at);
+    }
     const dimension = dimensionName(dim, at, site);
     const refusal = allow(dimension);
     if (refusal) throw new QueryError(at, refusal);
@@ -281,10 +328,10 @@ function orderBy(
     }
     if (seen.has(name)) throw new QueryError(field, `"${name}" is repeated`);
     seen.add(name);
-    if (direction !== "asc" && direction !== "desc") {
+    if (!(DIRECTIONS as readonly Json[]).includes(direction)) {
       throw new QueryError(field, 'the direction must be "asc" or "desc"');
     }
-    return { by: name as MetricName | DimensionName, direction };
+    return { by: name as MetricName | DimensionName, direction: direction as Direction };
   });
 }
 
@@ -369,8 +416,6 @@ export function timeZone(value: Json | undefined): string | undefined {
   return zone;
 }
 
-const INCLUDE_MEMBERS = ["totals", "bots", "time_labels", "compare"];
-
 /** The query a body asks for, defaults filled in; throws QueryError at the first fault. */
 export function parseQuery(
   body: Partial<Record<QueryField, Json>>,
@@ -388,7 +433,7 @@ export function parseQuery(
     );
   }
   const order = orderBy(body.order_by, { metrics: metricList, dimensions: dimensionList });
-  const included = includeMembers(body.include, INCLUDE_MEMBERS);
+  const included = includeMembers(body.include, QUERY_INCLUDE);
   const totals = flag(included.totals, "include.totals");
   const bots = flag(included.bots, "include.bots");
   const timeLabels = flag(included.time_labels, "include.time_labels");

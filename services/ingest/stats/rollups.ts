@@ -4,18 +4,20 @@
  * ingest.rollups beside their period (ingest.rollup_periods), and read back
  * by queries while they are current.
  *
- * A period's rollup is current while its site's zone, the rollups' version,
- * the declared event properties and the changes counted on the UTC days it
- * covers (visits.ts) are those it was built with; so nothing needs to be
- * told that a rollup went stale, and a query checks it in the same snapshot
- * as it reads it. ingest-service builds the ended periods of every site in
+ * A period's rollup is current while its site's zone, the fingerprint of
+ * the rollups' declarations (rollup_fingerprint.ts), the declared event
+ * properties and the changes counted on the UTC days it covers (visits.ts)
+ * are those it was built with; so nothing needs to be told that a rollup
+ * went stale, a changed declaration rebuilds every period by itself, and a
+ * query checks it in the same snapshot as it reads it. ingest-service builds the ended periods of every site in
  * the background (buildAllRollups), each in one transaction that sees one
  * snapshot of rows and changes.
  */
 import { Buffer } from "node:buffer";
 import type { Database, Param, Queryable } from "../../lib/db/mod.ts";
 import { bucketsOf, localDay, startOfDay } from "./calendar.ts";
-import { VISIT_ATTRIBUTES, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import { KIND, pageOf, VISIT_ATTRIBUTES, visitKeyOf, visitorKeyOf } from "./dimensions.ts";
+import { type RollupDeclarations, rollupFingerprint, rulesProbe } from "./rollup_fingerprint.ts";
 import { decodeSet, encodeSet } from "./visitor_sets.ts";
 import {
   ALL,
@@ -34,9 +36,6 @@ import {
 import { iso, Params, textArray } from "./plan.ts";
 import { humanPart } from "./base.ts";
 
-/** The rollups' version: raised when what a rollup holds changes, so every one is built again. */
-export const ROLLUP_VERSION = 1;
-
 export interface Period {
   start: number;
   end: number;
@@ -44,20 +43,78 @@ export interface Period {
 
 /** The condition that a period of ingest.rollup_periods (alias p) is current. */
 export function currentPeriod(params: { add(value: Param): string }, site: RollupSite): string {
-  return `p.zone = ${params.add(site.zone)} and p.version = ${ROLLUP_VERSION}
+  return `p.zone = ${params.add(site.zone)} and p.fingerprint = ${params.add(site.fingerprint)}
       and p.props = ${params.add(textArray(site.props))}::text[]
       and p.changes = (select coalesce(sum(c.changes), 0) from ingest.stat_day_changes c
                         where c.site_id = p.site_id and c.day < p.period_end
                           and c.day > p.period_start - interval '1 day')`;
 }
 
-/** What rollups of a site depend on besides its rows: the zone and the declared properties. */
+/**
+ * What rollups of a site depend on besides its rows: the zone, the declared
+ * properties, and the fingerprint of the declarations they are built by.
+ */
 export interface RollupSite {
   siteId: string;
   zone: string;
   /** Every parameter key of the site's event types, sorted. */
   props: string[];
+  /** ROLLUP_FINGERPRINT, unless a test builds or reads by other declarations. */
+  fingerprint: string;
 }
+
+/** A period's visits ($1 site, $2 start, $3 end) with the attribute `columns`. */
+const periodVisits = (columns: readonly string[]) =>
+  `with longest as (select coalesce(max(longest), interval '0') as span
+                      from ingest.visit_spans where site_id = $1)
+   select v.visit_key, v.first_at >= $2::timestamptz and not v.bot as begins, v.mixed,
+          v.pageviews, v.events,
+          (extract(epoch from v.last_at - v.first_at) * 1000)::float8 as duration_ms
+          ${columns.map((c) => `, v.${c}`).join("")}
+     from ingest.visits v
+    where v.site_id = $1 and v.first_at >= $2::timestamptz - (select span from longest)
+      and v.first_at < $3::timestamptz and v.last_at >= $2::timestamptz`;
+
+/** The human rows' part of mixed visits ($4 their keys as a text array). */
+const MIXED_VISITS =
+  `select v.visit_key, h.first_at >= $2::timestamptz and h.first_at < $3::timestamptz as begins,
+          h.pageviews, h.events, h.duration_ms, h.exit_page
+     from ingest.visits v cross join lateral (${humanPart("v")}) h
+    where v.site_id = $1 and v.visit_key = any($4::text[])`;
+
+const within = (x: string) =>
+  `${x}.site_id = $1 and ${x}.received_at >= $2::timestamptz and ${x}.received_at < $3::timestamptz`;
+const keys = (x: string) =>
+  `${x}.seq, ${visitKeyOf(x)} as visit_key, ${visitorKeyOf(x)} as visitor_key`;
+
+/** A period's rows, bots left out, each with its visit, visitor and visitor's number. */
+const PERIOD_ROWS =
+  `select r.kind, r.name, r.page, r.props, r.value::text as value, r.currency, r.visit_key,
+          r.visitor_key,
+          coalesce(n.number, case when r.visitor_key like 'r%' then -r.seq end)::text as number
+     from (
+       select ${KIND.pageview} as kind, null::text as name, ${pageOf("p")} as page,
+              null::json as props, null::bigint as value, null::text as currency, ${keys("p")}
+         from ingest.page_views p where ${within("p")} and not p.bot
+       union all
+       select ${KIND.event}, e.name, ${pageOf("e")}, e.params, e.value, e.currency, ${keys("e")}
+         from ingest.events e where ${within("e")} and e.bot is not true
+       union all
+       select ${KIND.lead}, null, null, null, null, null, ${keys("l")} from ingest.leads l
+        where ${within("l")}
+     ) r
+     left join ingest.visitor_numbers n on n.site_id = $1 and n.visitor_key = r.visitor_key`;
+
+/** Numbers the visitors of a period's rows (those of a row alone keep -seq). */
+const NUMBER_VISITORS = (() => {
+  const rowKeys = (table: string) =>
+    `select ${visitorKeyOf("x")} as k from ${table} x
+      where ${within("x")} and (x.visitor_id is not null or x.session_id is not null)`;
+  return `insert into ingest.visitor_numbers (site_id, visitor_key)
+     select $1, k from (${rowKeys("ingest.page_views")} union ${rowKeys("ingest.events")}
+                        union ${rowKeys("ingest.leads")}) x order by k
+     on conflict do nothing`;
+})();
 
 /**
  * The visits and rows of [start, end), bots left out: every visit with a row
@@ -74,26 +131,12 @@ async function recordsOf(
   columns: readonly string[],
 ): Promise<{ visits: VisitRecord[]; rows: RowRecord[] }> {
   const at = [siteId, iso(period.start), iso(period.end)];
-  const found = await tx.query<Record<string, unknown>>(
-    `with longest as (select coalesce(max(longest), interval '0') as span
-                        from ingest.visit_spans where site_id = $1)
-     select v.visit_key, v.first_at >= $2::timestamptz and not v.bot as begins, v.mixed,
-            v.pageviews, v.events,
-            (extract(epoch from v.last_at - v.first_at) * 1000)::float8 as duration_ms
-            ${columns.map((c) => `, v.${c}`).join("")}
-       from ingest.visits v
-      where v.site_id = $1 and v.first_at >= $2::timestamptz - (select span from longest)
-        and v.first_at < $3::timestamptz and v.last_at >= $2::timestamptz`,
-    at,
-  );
+  const found = await tx.query<Record<string, unknown>>(periodVisits(columns), at);
   // A mixed visit (rare) counts as its human rows say: when they begin, their values, exit page.
   const mixed = found.filter((v) => v.mixed);
   if (mixed.length > 0) {
     const human = await tx.query<Record<string, unknown>>(
-      `select v.visit_key, h.first_at >= $2::timestamptz and h.first_at < $3::timestamptz as begins,
-              h.pageviews, h.events, h.duration_ms, h.exit_page
-         from ingest.visits v cross join lateral (${humanPart("v")}) h
-        where v.site_id = $1 and v.visit_key = any($4::text[])`,
+      MIXED_VISITS,
       [...at, `{${mixed.map((v) => `"${v.visit_key}"`).join(",")}}`],
     );
     const byKey = new Map(human.map((h) => [h.visit_key, h]));
@@ -121,10 +164,6 @@ async function recordsOf(
       attributes: values,
     });
   }
-  const within = (x: string) =>
-    `${x}.site_id = $1 and ${x}.received_at >= $2::timestamptz and ${x}.received_at < $3::timestamptz`;
-  const keys = (x: string) =>
-    `${x}.seq, ${visitKeyOf(x)} as visit_key, ${visitorKeyOf(x)} as visitor_key`;
   const rows = await tx.query<{
     kind: number;
     name: string | null;
@@ -135,25 +174,7 @@ async function recordsOf(
     visit_key: string;
     visitor_key: string;
     number: string | null;
-  }>(
-    `select r.kind, r.name, r.page, r.props, r.value::text as value, r.currency, r.visit_key,
-            r.visitor_key,
-            coalesce(n.number, case when r.visitor_key like 'r%' then -r.seq end)::text as number
-       from (
-         select 1 as kind, null::text as name, coalesce(p.page, ingest.url_path(p.url)) as page,
-                null::json as props, null::bigint as value, null::text as currency, ${keys("p")}
-           from ingest.page_views p where ${within("p")} and not p.bot
-         union all
-         select 2, e.name, coalesce(e.page, ingest.url_path(e.url)), e.params, e.value, e.currency,
-                ${keys("e")}
-           from ingest.events e where ${within("e")} and e.bot is not true
-         union all
-         select 3, null, null, null, null, null, ${keys("l")} from ingest.leads l
-          where ${within("l")}
-       ) r
-       left join ingest.visitor_numbers n on n.site_id = $1 and n.visitor_key = r.visitor_key`,
-    at,
-  );
+  }>(PERIOD_ROWS, at);
   const none: Record<string, string | null> = {};
   return {
     visits,
@@ -183,7 +204,7 @@ export async function sumsOf(
 }
 
 /** A group's sums as ingest.rollups stores them (JSON for json_to_recordset). */
-function storedRow(key: RollupKey, sums: Sums, visitDimension: boolean) {
+export function storedRow(key: RollupKey, sums: Sums, visitDimension: boolean) {
   return {
     dimension: key.dimension,
     value: key.value,
@@ -201,6 +222,26 @@ function storedRow(key: RollupKey, sums: Sums, visitDimension: boolean) {
   };
 }
 
+/** What decides what a rollup holds (rollup_fingerprint.ts). */
+export const ROLLUP_DECLARATIONS: RollupDeclarations = {
+  attributes: VISIT_ATTRIBUTES,
+  dimensions: { all: ALL, page: PAGE, props: PROPS },
+  sums: Object.keys(storedRow({ dimension: ALL, value: null, eventName: null }, emptySums(), true)),
+  statements: {
+    visits: periodVisits(VISIT_ATTRIBUTES.map((a) => a.column)),
+    mixed: MIXED_VISITS,
+    rows: PERIOD_ROWS,
+    numbers: NUMBER_VISITORS,
+  },
+  rules: rulesProbe(
+    VISIT_ATTRIBUTES.map((a) => a.column),
+    (key, sums) => storedRow(key, sums, !key.dimension.startsWith("event:")),
+  ),
+};
+
+/** The fingerprint every rollup period this code builds or reads is stored with. */
+export const ROLLUP_FINGERPRINT = rollupFingerprint(ROLLUP_DECLARATIONS);
+
 /** Stores a period's rollup, replacing the one before. */
 async function storePeriod(
   tx: Queryable,
@@ -215,13 +256,15 @@ async function storePeriod(
     at,
   );
   await tx.query(
+    // version is for readers that check a version instead of the fingerprint: 0 is none they
+    // take as current, so they never read a period built by declarations they do not know.
     `insert into ingest.rollup_periods
-       (site_id, period_start, period_end, zone, version, props, changes)
-     select $1, $2::timestamptz, $3::timestamptz, $4, ${ROLLUP_VERSION}, $5::text[],
+       (site_id, period_start, period_end, zone, version, fingerprint, props, changes)
+     select $1, $2::timestamptz, $3::timestamptz, $4, 0, $5, $6::text[],
             coalesce(sum(c.changes), 0)
        from ingest.stat_day_changes c
       where c.site_id = $1 and c.day < $3::timestamptz and c.day > $2::timestamptz - interval '1 day'`,
-    [...at, site.zone, textArray(site.props)],
+    [...at, site.zone, site.fingerprint, textArray(site.props)],
   );
   const rows = [...groups].map(({ key, sums }, position) => ({
     position,
@@ -299,7 +342,8 @@ export async function readRollups(
   const groups: StoredGroup[] = [];
   for (const r of rows) {
     const period = { start: Number(r.start_ms), end: Number(r.end_ms) };
-    current.set(`${period.start}`, period);
+    // A month and its first day begin together: a period is its start and its end.
+    current.set(`${period.start}/${period.end}`, period);
     if (r.dimension === null) continue;
     groups.push({
       period,
@@ -372,17 +416,7 @@ function underSiteLock<T>(
 
 /** Gives the visitors of the rows of `period` a number each (those of a row alone keep -seq). */
 async function numberVisitors(tx: Queryable, siteId: string, period: Period): Promise<void> {
-  const keys = (table: string) =>
-    `select ${visitorKeyOf("x")} as k from ${table} x
-      where x.site_id = $1 and x.received_at >= $2::timestamptz and x.received_at < $3::timestamptz
-        and (x.visitor_id is not null or x.session_id is not null)`;
-  await tx.query(
-    `insert into ingest.visitor_numbers (site_id, visitor_key)
-     select $1, k from (${keys("ingest.page_views")} union ${keys("ingest.events")}
-                        union ${keys("ingest.leads")}) x order by k
-     on conflict do nothing`,
-    [siteId, iso(period.start), iso(period.end)],
-  );
+  await tx.query(NUMBER_VISITORS, [siteId, iso(period.start), iso(period.end)]);
 }
 
 /** Merges stored groups (of one period's days) into one group per key, their sets united. */
@@ -486,7 +520,12 @@ export async function rollupSite(db: Queryable, siteId: string): Promise<RollupS
     [siteId],
   );
   if (!row) return undefined;
-  return { siteId, zone: row.zone ?? "UTC", props: row.props ?? [] };
+  return {
+    siteId,
+    zone: row.zone ?? "UTC",
+    props: row.props ?? [],
+    fingerprint: ROLLUP_FINGERPRINT,
+  };
 }
 
 /** Builds the rollups of every site, one after the other; stops between sites when aborted. */

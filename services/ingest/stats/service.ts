@@ -20,13 +20,14 @@ import { Code, fieldProblem, publicError, siteNotFound } from "../../lib/errors.
 import { funnelMembersOf, queryMembersOf } from "../../lib/stats/wire.ts";
 import {
   COMPARE_PRESET_ENUM,
-  DIRECTIONS,
-  METRICS,
-  OPERATORS,
-  PRESETS as PRESET_ENUMS,
+  DIRECTION_ENUM,
+  METRIC_ENUM,
+  OPERATOR_ENUM,
+  PRESET_ENUM,
   queryDimensionOf,
 } from "../../lib/stats/names.ts";
-import { bucketsOf } from "./calendar.ts";
+import { MAX_LIMIT, type MetricName } from "../../lib/stats/vocabulary.ts";
+import { bucketsOf, localDay } from "./calendar.ts";
 import { type Answer, finish, type MetricAnswer, roundHalfUp } from "./finish.ts";
 import { type ChangeAnswer, compareRows, compareTotals, type Comparison } from "./compare.ts";
 import type { Partials, Plan } from "./plan.ts";
@@ -34,7 +35,6 @@ import {
   type DimensionName,
   grainOf,
   isTimeDimension,
-  MAX_LIMIT,
   parseQuery,
   QueryError,
   type SiteFacts,
@@ -45,6 +45,8 @@ import { comparedRange, localTimeText, type ResolvedRange, resolveRange } from "
 import { type FunnelQuery, parseFunnel, type Step } from "./funnel_query.ts";
 import type { FunnelAnswer } from "./funnel.ts";
 import { siteAnswer, type SiteDeclarations } from "../site_declarations.ts";
+import { expandSegments, segmentIdsOf } from "./segments.ts";
+import type { Json } from "../../lib/stats/wire.ts";
 
 /** How an engine reads the stored data. */
 export interface StatsEngine {
@@ -77,8 +79,16 @@ export interface StatsDeps {
   engine: StatsEngine;
   /** The site, or undefined when it is unknown. */
   site(siteId: string): Promise<SiteOfStats | undefined>;
+  /** The stored filters of those of `ids` that are the site's segments. */
+  segments?(siteId: string, ids: string[]): Promise<ReadonlyMap<string, Json>>;
   now: () => number;
 }
+
+/** The query with its segment filters put as plain filters where that is exact: what runs. */
+const runnable = <Q extends { filters: StatsQuery["filters"] }>(query: Q): Q => ({
+  ...query,
+  filters: expandSegments(query.filters),
+});
 
 /** The plan of a query over a resolved range. */
 export async function planQuery(
@@ -147,26 +157,26 @@ function comparisonMessage(comparison: Comparison) {
 export function queryMessage(query: StatsQuery) {
   const range = "first" in query.dateRange
     ? { case: "days" as const, value: { first: query.dateRange.first, last: query.dateRange.last } }
-    : { case: "preset" as const, value: PRESET_ENUMS.get(query.dateRange.preset)! };
+    : { case: "preset" as const, value: PRESET_ENUM[query.dateRange.preset] };
   const compare = query.compare === undefined ? undefined : {
     with: "first" in query.compare
       ? { case: "days" as const, value: query.compare }
-      : { case: "preset" as const, value: COMPARE_PRESET_ENUM.get(query.compare.preset)! },
+      : { case: "preset" as const, value: COMPARE_PRESET_ENUM[query.compare.preset] },
   };
   return {
-    metrics: query.metrics.map((m) => METRICS.get(m)!),
+    metrics: query.metrics.map((m) => METRIC_ENUM[m]),
     dateRange: { range },
     queryDimensions: query.dimensions.map(queryDimensionOf),
     filters: query.filters.map((f) => ({
-      operator: OPERATORS.get(f.operator)!,
+      operator: OPERATOR_ENUM[f.operator],
       queryDimension: queryDimensionOf(f.dimension),
       values: f.values,
     })),
     orderBy: query.orderBy.map((o) => ({
-      by: METRICS.has(o.by)
-        ? { case: "metric" as const, value: METRICS.get(o.by)! }
+      by: Object.hasOwn(METRIC_ENUM, o.by)
+        ? { case: "metric" as const, value: METRIC_ENUM[o.by as MetricName] }
         : { case: "queryDimension" as const, value: queryDimensionOf(o.by as DimensionName) },
-      direction: DIRECTIONS.get(o.direction)!,
+      direction: DIRECTION_ENUM[o.direction],
     })),
     includeTotals: query.includeTotals,
     includeBots: query.includeBots,
@@ -230,7 +240,7 @@ export function responseOf(answered: Answered) {
 }
 
 /** A QueryError as the public invalid_query refusal. */
-function refused<T>(read: () => T): T {
+export function refused<T>(read: () => T): T {
   try {
     return read();
   } catch (error) {
@@ -267,15 +277,26 @@ export class StatsAnswerer {
     });
   }
 
+  /** The site with the segments a body's filters name. */
+  async #facts(siteId: string, site: SiteOfStats, filters: Json | undefined) {
+    const ids = segmentIdsOf(filters);
+    const segments = ids.length > 0 && this.deps.segments
+      ? await this.deps.segments(siteId, ids)
+      : new Map<string, Json>();
+    return { ...site, segments };
+  }
+
   /** The answer of one query over one range. */
   async #answer(siteId: string, query: StatsQuery, zone: string, range: ResolvedRange) {
-    const plan = await planQuery(this.deps.engine, siteId, query, zone, range);
-    return finish(query, await this.deps.engine.partials(plan));
+    const run = runnable(query);
+    const plan = await planQuery(this.deps.engine, siteId, run, zone, range);
+    return finish(run, await this.deps.engine.partials(plan));
   }
 
   async query(siteId: string, body: Parameters<typeof queryMembersOf>[0]): Promise<Answered> {
-    const site = await this.#site(siteId);
-    const query = refused(() => parseQuery(queryMembersOf(body), site));
+    const members = queryMembersOf(body);
+    const site = await this.#facts(siteId, await this.#site(siteId), members.filters);
+    const query = refused(() => parseQuery(members, site));
     const zone = site.timeZone ?? query.timeZone ?? "UTC";
     const range = await this.#range(siteId, query, zone);
     const answered: Answered = {
@@ -309,14 +330,38 @@ export class StatsAnswerer {
     return answered;
   }
 
-  async funnel(siteId: string, body: Parameters<typeof funnelMembersOf>[0]) {
+  /**
+   * A query over the instants [startMs, endMs) rather than its date range:
+   * a window no preset names (a traffic alert's last 12 hours), counted as
+   * the realtime ranges count theirs.
+   */
+  async window(
+    siteId: string,
+    body: Parameters<typeof queryMembersOf>[0],
+    { startMs, endMs }: { startMs: number; endMs: number },
+  ): Promise<Answer> {
     const site = await this.#site(siteId);
-    const query = refused(() => parseFunnel(funnelMembersOf(body), site));
+    const query = refused(() => parseQuery(queryMembersOf(body), site));
+    const zone = site.timeZone ?? query.timeZone ?? "UTC";
+    const range: ResolvedRange = {
+      firstDay: localDay(startMs, zone),
+      lastDay: localDay(Math.max(startMs, endMs - 1), zone),
+      startMs,
+      endMs,
+      realtime: true,
+    };
+    return await this.#answer(siteId, query, zone, range);
+  }
+
+  async funnel(siteId: string, body: Parameters<typeof funnelMembersOf>[0]) {
+    const members = funnelMembersOf(body);
+    const site = await this.#facts(siteId, await this.#site(siteId), members.filters);
+    const query = refused(() => parseFunnel(members, site));
     const zone = site.timeZone ?? query.timeZone ?? "UTC";
     const range = await this.#range(siteId, query, zone);
     const answer = await this.deps.engine.funnel({
       siteId,
-      query,
+      query: runnable(query),
       startMs: range.startMs,
       endMs: range.endMs,
     });
@@ -342,21 +387,27 @@ export class StatsAnswerer {
   }
 }
 
-/** The service's calls: queries and funnels by `deps`, the Site call from `declarations`. */
+/**
+ * Runs fn with what answers one call: an answerer and the site's
+ * declarations, reading one snapshot (ReportReads.run gives it).
+ */
+export type Answering = <T>(
+  fn: (answerer: StatsAnswerer, declarations: SiteDeclarations) => Promise<T>,
+) => Promise<T>;
+
+/** The service's calls: queries, funnels and the Site call, each answered within `answering`. */
 export function statsHandlers(
-  deps: StatsDeps,
-  declarations: SiteDeclarations,
-): ServiceImpl<typeof StatsService> {
-  const answerer = new StatsAnswerer(deps);
+  answering: Answering,
+): Pick<ServiceImpl<typeof StatsService>, "query" | "funnel" | "site"> {
   return {
-    async query({ siteId, body }) {
-      return responseOf(await answerer.query(siteId, body));
+    query({ siteId, body }) {
+      return answering(async (answerer) => responseOf(await answerer.query(siteId, body)));
     },
     funnel({ siteId, body }) {
-      return answerer.funnel(siteId, body);
+      return answering((answerer) => answerer.funnel(siteId, body));
     },
     site({ siteId }) {
-      return siteAnswer(declarations, siteId);
+      return answering((_, declarations) => siteAnswer(declarations, siteId));
     },
   };
 }

@@ -50,6 +50,14 @@ export interface Database extends Queryable {
   readonly kind: "postgres" | "pglite";
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn on one connection of its own, outside any transaction: session
+   * settings and advisory locks stay with it for fn's statements (migrations
+   * that run outside a transaction). fn must undo what it set: the
+   * connection goes back to the pool. Absent on stores of one connection
+   * (the embedded one), where every statement runs on that connection.
+   */
+  session?<T>(fn: (connection: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -58,6 +66,14 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** Connections in the postgres.js pool. */
   poolSize?: number;
+  /**
+   * Connect at once, so a wrong URL fails with a clear message here (the
+   * command line); false for the services, which start without Postgres
+   * and report NOT_SERVING until it answers.
+   */
+  checkConnection?: boolean;
+  /** The pool's name in its metrics (db.client.connection.pool.name) and Postgres's application_name. */
+  poolName?: string;
 }
 
 /** Opens Postgres when a URL is given, the embedded PGlite store otherwise. */
@@ -66,19 +82,28 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let database: Database;
   if (options.databaseUrl) {
     const { openPostgres } = await import("./postgres.ts");
-    database = await openPostgres(options.databaseUrl, { poolSize });
+    database = await openPostgres(options.databaseUrl, {
+      poolSize,
+      checkConnection: options.checkConnection ?? true,
+      applicationName: options.poolName,
+    });
   } else {
     const { openPglite } = await import("./pglite.ts");
     database = await openPglite(options.dataDir);
   }
   if (!TRACING) return database;
   const { traced } = await import("./traced.ts");
-  return traced(database, poolSize);
+  return traced(database, { poolSize, poolName: options.poolName ?? "crm" });
 }
 
 /** Codes of a connection to the server failing (postgres.js, Node's sockets). */
 const CONNECTION_CODES = new Set([
   "STORAGE_TIMEOUT",
+  // The server's name does not resolve (yet): a cluster's DNS before its database Service exists.
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  // A replica cancelled a report to replay the primary's changes (report_reads.ts).
+  "REPLAY_CONFLICT",
   "ECONNREFUSED",
   "ECONNRESET",
   "ETIMEDOUT",

@@ -50,16 +50,18 @@ async function initializeApart(folder: string): Promise<void> {
 }
 
 /**
- * An empty cluster's files, for in-memory stores (tests): PGlite's initdb
+ * Clusters' files that in-memory stores start from (tests): PGlite's initdb
  * takes 4 to 5 s on two busy cores, a copy of its result loads in about 1 s.
- * Set by a test helper (`startInMemoryFrom`); without it an in-memory store
- * runs initdb as always.
+ * `memory://` starts from the files registered under "" (an empty cluster's),
+ * `memory://NAME` from those under NAME (a migrated one, say). Set by a test
+ * helper (`startInMemoryFrom`); without files an in-memory store runs initdb
+ * as always.
  */
-let emptyCluster: Blob | undefined;
+const inMemoryClusters = new Map<string, Blob>();
 
-/** In-memory stores opened from now on start from these files: an empty cluster's, as dumped. */
-export function startInMemoryFrom(files: Blob): void {
-  emptyCluster = files;
+/** In-memory stores `memory://NAME` opened from now on start from these files, a cluster as dumped. */
+export function startInMemoryFrom(files: Blob, name = ""): void {
+  inMemoryClusters.set(name, files);
 }
 
 /** The files of a freshly initialized, empty cluster (PGlite's initdb), as a tarball. */
@@ -73,8 +75,27 @@ export async function emptyClusterFiles(): Promise<Blob> {
   }
 }
 
-async function openInMemory(): Promise<PGlite> {
-  const db = new PGlite({ ...pgliteOptions(), loadDataDir: emptyCluster });
+/**
+ * The files of an in-memory cluster (started from the files registered
+ * under "", as `memory://` is) after `prepare` ran on it, as a tarball: a
+ * migrated cluster for tests, say.
+ */
+export async function preparedClusterFiles(
+  prepare: (db: Database) => Promise<void>,
+): Promise<Blob> {
+  const pg = await openInMemory("");
+  try {
+    await prepare(storeOf(pg, () => {}));
+    return await pg.dumpDataDir("none");
+  } finally {
+    await pg.close();
+  }
+}
+
+async function openInMemory(name: string): Promise<PGlite> {
+  const files = inMemoryClusters.get(name);
+  if (name && !files) throw new Error(`no in-memory cluster named ${name} was registered`);
+  const db = new PGlite({ ...pgliteOptions(), loadDataDir: files });
   await db.waitReady;
   return db;
 }
@@ -102,7 +123,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
   let releaseLock = () => {};
   let db: PGlite;
   if (inMemory) {
-    db = await openInMemory();
+    db = await openInMemory(dataDir.slice("memory://".length));
   } else {
     await Deno.mkdir(dataDir, { recursive: true });
     releaseLock = await acquireFolderLock(dataDir);
@@ -116,10 +137,13 @@ export async function openPglite(dataDir: string): Promise<Database> {
     }
   }
   await db.waitReady;
-  const base = queryable(db);
+  return storeOf(db, releaseLock);
+}
+
+function storeOf(db: PGlite, releaseLock: () => void): Database {
   return {
     kind: "pglite",
-    ...base,
+    ...queryable(db),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return await db.transaction((tx) => fn(queryable(tx)));
     },

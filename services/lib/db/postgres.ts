@@ -27,11 +27,16 @@ function queryable(sql: Sql): Queryable {
 
 export interface PostgresOptions {
   poolSize?: number;
+  /** Connect at once (the default), failing with a clear message when the server does not answer. */
+  checkConnection?: boolean;
+  /** application_name of its connections (pg_stat_activity shows which pool a statement is from). */
+  applicationName?: string;
 }
 
 /**
- * Connects to a Postgres server and checks the connection at once, so a wrong
- * DATABASE_URL fails at start-up with a clear message rather than on first use.
+ * A pool of connections to a Postgres server, each opened on first use.
+ * Unless told not to, it connects at once, so a wrong URL fails here with a
+ * clear message rather than on first use.
  */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
   guardClosedSocketWrites();
@@ -40,6 +45,9 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     connect_timeout: 5,
     idle_timeout: 60,
     onnotice: () => {},
+    ...(options.applicationName
+      ? { connection: { application_name: options.applicationName } }
+      : {}),
     types: {
       // Our convention is JSON in as text (a ::json or ::jsonb cast); postgres.js
       // would otherwise JSON-encode that text a second time.
@@ -53,7 +61,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     // Timestamps come back as Date objects; bigint columns are cast in SQL.
   });
   try {
-    await sql.unsafe("select 1");
+    if (options.checkConnection ?? true) await sql.unsafe("select 1");
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
     const safeUrl = url.replace(/\/\/[^@/]*@/, "//***@");
@@ -128,6 +136,14 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
         // A closed connection is already back in postgres.js's pool, to connect again on
         // next use; releasing it would list it as open, and its next query would hang.
         if (!begin.lost()) connection.release();
+      }
+    },
+    async session<T>(fn: (connection: Queryable) => Promise<T>): Promise<T> {
+      const connection = await sql.reserve();
+      try {
+        return await fn(queryable(connection));
+      } finally {
+        connection.release();
       }
     },
     async close() {

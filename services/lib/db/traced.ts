@@ -74,48 +74,72 @@ function tracedQueryable(inner: Queryable): Queryable {
 
 /**
  * Work holding a connection: statements outside a transaction, and
- * transactions. Beyond the pool's size postgres.js queues them.
+ * transactions. Beyond the pool's size postgres.js queues them. Counted per
+ * pool (the write path's, the reports').
  */
-let busy = 0;
-let poolMax = 0;
-const poolName = { "db.client.connection.pool.name": "crm" };
+const pools = new Map<string, { busy: number; max: number }>();
+const each = (
+  observe: (value: number, attributes: Attributes) => void,
+  value: (pool: { busy: number; max: number }) => number,
+) => {
+  for (const [name, pool] of pools) {
+    observe(value(pool), { "db.client.connection.pool.name": name });
+  }
+};
 meter.createObservableGauge("db.client.connection.count", {
   description: "Connections of the database pool, by state (embedded store: one)",
   unit: "{connection}",
 }).addCallback((result) => {
-  const used = Math.min(busy, poolMax);
-  result.observe(used, { ...poolName, "db.client.connection.state": "used" });
-  result.observe(poolMax - used, { ...poolName, "db.client.connection.state": "idle" });
+  each((used, attributes) => {
+    result.observe(used, { ...attributes, "db.client.connection.state": "used" });
+  }, (pool) => Math.min(pool.busy, pool.max));
+  each((idle, attributes) => {
+    result.observe(idle, { ...attributes, "db.client.connection.state": "idle" });
+  }, (pool) => pool.max - Math.min(pool.busy, pool.max));
 });
 meter.createObservableGauge("db.client.connection.max", {
   description: "Largest number of connections the pool opens",
   unit: "{connection}",
-}).addCallback((result) => result.observe(poolMax, poolName));
+}).addCallback((result) => each((v, a) => result.observe(v, a), (pool) => pool.max));
 meter.createObservableGauge("db.client.connection.pending_requests", {
   description: "Statements and transactions waiting for a free connection",
   unit: "{request}",
-}).addCallback((result) => result.observe(Math.max(0, busy - poolMax), poolName));
+}).addCallback((result) =>
+  each((v, a) => result.observe(v, a), (pool) => Math.max(0, pool.busy - pool.max))
+);
 
-async function holding<T>(fn: () => Promise<T>): Promise<T> {
-  busy++;
-  try {
-    return await fn();
-  } finally {
-    busy--;
-  }
-}
-
-/** The store with a span per statement and the pool's use measured. */
-export function traced(inner: Database, poolSize: number): Database {
-  poolMax += inner.kind === "pglite" ? 1 : poolSize;
+/** The store with a span per statement and the pool's use measured under poolName. */
+export function traced(
+  inner: Database,
+  { poolSize, poolName }: { poolSize: number; poolName: string },
+): Database {
+  const size = inner.kind === "pglite" ? 1 : poolSize;
+  let pool = pools.get(poolName);
+  if (!pool) pools.set(poolName, pool = { busy: 0, max: 0 });
+  const counted = pool;
+  counted.max += size;
+  const holding = async <T>(fn: () => Promise<T>): Promise<T> => {
+    counted.busy++;
+    try {
+      return await fn();
+    } finally {
+      counted.busy--;
+    }
+  };
   const top = tracedQueryable(inner);
   return {
     kind: inner.kind,
     query: (text, params, options) => holding(() => top.query(text, params, options)),
     exec: (script) => holding(() => top.exec(script)),
     transaction: (fn) => holding(() => inner.transaction((tx) => fn(tracedQueryable(tx)))),
+    ...(inner.session
+      ? {
+        session: <T>(fn: (connection: Queryable) => Promise<T>) =>
+          holding(() => inner.session!((c) => fn(tracedQueryable(c)))),
+      }
+      : {}),
     async close() {
-      poolMax -= inner.kind === "pglite" ? 1 : poolSize;
+      counted.max -= size;
       await inner.close();
     },
   };

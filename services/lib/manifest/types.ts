@@ -1,5 +1,6 @@
 /** The site manifest (docs/operations.md) after validation, with every default filled in. */
 import type { BlockType, BlogOrder, ParamType, WebhookType } from "../formats.ts";
+import type { ShieldsDef } from "../shields.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type LanguageMap = Record<string, string>;
@@ -13,6 +14,14 @@ export interface SiteDef {
   languages: string[];
   /** Host names accepted as a page's Origin (lowercase, as written). */
   domains: string[];
+  /** Origins (`https://host[:port]`) that may frame the site's shared page; none when absent. */
+  embedOrigins: string[];
+  /**
+   * Language fallback chains (`{"de-AT": "de", "de": "en"}`): each key and
+   * value an active language, no cycle; empty when absent. Used by content
+   * requests with fallback=true.
+   */
+  fallbacks: Record<string, string>;
 }
 
 export interface FieldDef {
@@ -89,6 +98,25 @@ export interface WebhookDef {
   secret: string;
 }
 
+export interface EmailReportDef {
+  /** One email address. */
+  to: string;
+  every: "week" | "month";
+}
+
+export interface TrafficAlertDef {
+  to: string;
+  kind: "spike" | "drop";
+  /** Visitors: a spike when the last 30 minutes reach it, a drop when 12 hours stay below it. */
+  threshold: number;
+}
+
+/** Email reports and traffic alerts; each list replaces the site's. */
+export interface NotificationsDef {
+  emailReports: EmailReportDef[];
+  trafficAlerts: TrafficAlertDef[];
+}
+
 export interface Manifest {
   site: SiteDef;
   /** Site keys, or their exported hashes ("sha256:<hex>"). */
@@ -96,6 +124,8 @@ export interface Manifest {
   secretKeys: string[];
   /** Report keys (or their hashes); reportKeys is optional in the file. */
   reportKeys: string[];
+  /** Preview keys (or their hashes); previewKeys is optional in the file. */
+  previewKeys: string[];
   blog: BlogSettings;
   pages: PageDef[];
   /** Sections that belong to no page. */
@@ -104,4 +134,16 @@ export interface Manifest {
   eventTypes: EventTypeDef[];
   /** Where the site's messages go; the list replaces the site's webhooks. */
   webhooks: WebhookDef[];
+  /** Email reports and traffic alerts; absent in the file: none. */
+  notifications: NotificationsDef;
+  /** What ingest drops; undefined when the manifest has none (the site's stay as they are). */
+  shields?: ShieldsDef;
+  /** Named filter sets, upserted by name (others are left as they are). */
+  segments: SegmentDef[];
+}
+
+/** A segment: a name and its reports filters, as the query takes them. */
+export interface SegmentDef {
+  name: string;
+  filters: [string, string, string[]][];
 }

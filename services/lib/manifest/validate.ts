@@ -9,6 +9,7 @@ import {
   BLOG_ORDERS,
   type BlogOrder,
   CURRENCY,
+  EMAIL_ADDRESS,
   EVENT_NAME,
   HOST_NAME,
   ianaTimeZone,
@@ -26,19 +27,23 @@ import {
 import { secretKeyBytes } from "../webhooks/signature.ts";
 import { isStorableUrl } from "../url_scheme.ts";
 import { isJsonObject, type JsonObject } from "../json.ts";
-import { KEY_HASH, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../keys.ts";
+import { KEY_HASH, PREVIEW_KEY, REPORT_KEY, SECRET_KEY, SITE_KEY } from "../keys.ts";
+import { segmentsMember, shieldsMember } from "./analytics_members.ts";
 import type {
   BlockDef,
   BlogSettings,
+  EmailReportDef,
   EventTypeDef,
   FieldDef,
   Json,
   LanguageMap,
   Manifest,
+  NotificationsDef,
   PageDef,
   PostDef,
   SectionDef,
   SiteDef,
+  TrafficAlertDef,
   WebhookDef,
 } from "./types.ts";
 
@@ -190,7 +195,62 @@ function site(value: unknown): SiteDef {
     return host;
   });
   unique(domains.map((d) => d.replace(/^www\./, "")), (i) => `$.site.domains[${i}]`, "domain");
-  return { id, name, timeZone, languages, domains };
+  const embedOrigins = s.embedOrigins === undefined || s.embedOrigins === null
+    ? []
+    : array(s.embedOrigins, "$.site.embedOrigins").map((o, i) =>
+      embedOrigin(o, `$.site.embedOrigins[${i}]`)
+    );
+  if (embedOrigins.length > MAX_EMBED_ORIGINS) {
+    fail("$.site.embedOrigins", `must list at most ${MAX_EMBED_ORIGINS} origins`);
+  }
+  unique(embedOrigins, (i) => `$.site.embedOrigins[${i}]`, "origin");
+  const fallbacks = languageFallbacks(s.fallbacks, languages);
+  return { id, name, timeZone, languages, domains, embedOrigins, fallbacks };
+}
+
+/** site.fallbacks: active languages to active languages, no chain longer than the languages, no cycle. */
+function languageFallbacks(value: unknown, languages: string[]): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  const map = object(value, "$.site.fallbacks");
+  const out: Record<string, string> = {};
+  for (const [from, to] of Object.entries(map)) {
+    const path = `$.site.fallbacks.${from}`;
+    if (!languages.includes(from)) fail(path, "must be keyed by an active language");
+    if (typeof to !== "string" || !languages.includes(to)) {
+      fail(path, "must be an active language");
+    }
+    if (to === from) fail(path, "must not fall back to itself");
+    out[from] = to;
+  }
+  for (const start of Object.keys(out)) {
+    const seen = new Set([start]);
+    for (let lang = out[start]; lang !== undefined; lang = out[lang]) {
+      if (seen.has(lang)) fail(`$.site.fallbacks.${start}`, "makes a cycle");
+      seen.add(lang);
+      if (seen.size > languages.length) {
+        fail(`$.site.fallbacks.${start}`, "makes a chain longer than the languages");
+      }
+    }
+  }
+  return out;
+}
+
+const MAX_EMBED_ORIGINS = 10;
+
+/** An https origin (scheme, host, optional port; no path), lowercased as browsers send it. */
+function embedOrigin(value: unknown, path: string): string {
+  const text = string(value, path);
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  const bare = text.replace(/\/$/, "").toLowerCase();
+  if (!url || url.protocol !== "https:" || url.origin !== bare || url.username || url.password) {
+    fail(path, "must be an https origin such as https://intranet.example (no path)");
+  }
+  return url.origin;
 }
 
 function keys(
@@ -468,6 +528,53 @@ function webhooks(value: unknown, options: ValidateOptions): WebhookDef[] {
   return list;
 }
 
+function emailAddress(value: unknown, path: string): string {
+  return matching(value, path, { pattern: EMAIL_ADDRESS, what: "one email address" });
+}
+
+/** A list of at most LIMITS.maxNotifications items, each read by `item`, none repeated. */
+function notificationList<T>(
+  value: unknown,
+  path: string,
+  item: (value: unknown, path: string) => T,
+): T[] {
+  const items = array(value, path);
+  if (items.length > LIMITS.maxNotifications) {
+    fail(path, `must hold at most ${LIMITS.maxNotifications} items`);
+  }
+  const list = items.map((v, i) => item(v, `${path}[${i}]`));
+  unique(list.map((v) => JSON.stringify(v)), (i) => `${path}[${i}]`, "notification");
+  return list;
+}
+
+function notifications(value: unknown): NotificationsDef {
+  const n = optionalObject(value, "$.notifications");
+  const emailReports = notificationList(n.emailReports, "$.notifications.emailReports", (v, p) => {
+    const r = object(v, p);
+    return {
+      to: emailAddress(r.to, `${p}.to`),
+      every: oneOf(r.every, `${p}.every`, { allowed: ["week", "month"] as const }),
+    } satisfies EmailReportDef;
+  });
+  const trafficAlerts = notificationList(
+    n.trafficAlerts,
+    "$.notifications.trafficAlerts",
+    (v, p) => {
+      const a = object(v, p);
+      const to = emailAddress(a.to, `${p}.to`);
+      const kind = oneOf(a.kind, `${p}.kind`, { allowed: ["spike", "drop"] as const });
+      const threshold = a.threshold;
+      if (
+        typeof threshold !== "number" || !Number.isSafeInteger(threshold) || threshold < 1
+      ) {
+        fail(`${p}.threshold`, "must be a positive integer");
+      }
+      return { to, kind, threshold } satisfies TrafficAlertDef;
+    },
+  );
+  return { emailReports, trafficAlerts };
+}
+
 export function validateManifest(input: unknown, options: ValidateOptions = {}): Manifest {
   const root = object(input, "$");
   const siteDef = site(root.site);
@@ -492,6 +599,13 @@ export function validateManifest(input: unknown, options: ValidateOptions = {}):
   reportKeys.forEach((k, i) => {
     if (siteKeys.includes(k)) fail(`$.reportKeys[${i}]`, "is also listed as a site key");
     if (secretKeys.includes(k)) fail(`$.reportKeys[${i}]`, "is also listed as a secret key");
+  });
+  const previewKeys = keys(root.previewKeys, "$.previewKeys", {
+    format: PREVIEW_KEY,
+    what: "pv_ followed by 32 lowercase hex",
+  });
+  previewKeys.forEach((k, i) => {
+    if (siteKeys.includes(k)) fail(`$.previewKeys[${i}]`, "is also listed as a site key");
   });
   const blogSettings = blog(root.blog);
   // Repeated keys are refused as soon as their item is read, so a duplicate
@@ -535,17 +649,24 @@ export function validateManifest(input: unknown, options: ValidateOptions = {}):
     fail("$.eventTypes", `a site has at most ${LIMITS.maxEventTypesActive} active event types`);
   }
   const hooks = webhooks(root.webhooks, options);
+  const shields = shieldsMember(root.shields);
+  const segments = segmentsMember(root.segments);
+  const notified = notifications(root.notifications);
   return {
     site: siteDef,
     siteKeys,
     secretKeys,
     reportKeys,
+    previewKeys,
     blog: blogSettings,
     pages,
     sections,
     posts,
     eventTypes,
     webhooks: hooks,
+    ...(shields ? { shields } : {}),
+    segments,
+    notifications: notified,
   };
 }
 

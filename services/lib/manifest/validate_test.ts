@@ -18,6 +18,32 @@ function faultOf(mutate: (m: ReturnType<typeof clone>) => void): { path: string;
   throw new Error("manifest was accepted");
 }
 
+describe("site.embedOrigins", () => {
+  it("takes up to 10 https origins, lowercased", () => {
+    const m = clone();
+    m.site.embedOrigins = ["https://Intranet.Example", "https://b.example:8443/"];
+    expect(validateManifest(m).site.embedOrigins).toEqual([
+      "https://intranet.example",
+      "https://b.example:8443",
+    ]);
+  });
+
+  it("refuses http, paths, more than 10 and repeats, naming the path", () => {
+    expect(faultOf((m) => (m.site.embedOrigins = ["http://a.example"])).path)
+      .toBe("$.site.embedOrigins[0]");
+    expect(faultOf((m) => (m.site.embedOrigins = ["https://a.example", "https://a.example/x"])))
+      .toMatchObject({ path: "$.site.embedOrigins[1]" });
+    expect(faultOf((m) => (m.site.embedOrigins = ["a.example"])).path)
+      .toBe("$.site.embedOrigins[0]");
+    const many = Array.from({ length: 11 }, (_, i) => `https://s${i}.example`);
+    expect(faultOf((m) => (m.site.embedOrigins = many)).path).toBe("$.site.embedOrigins");
+    expect(faultOf((m) => (m.site.embedOrigins = ["https://a.example", "https://A.example"])).path)
+      .toBe("$.site.embedOrigins[1]");
+    expect(faultOf((m) => (m.site.embedOrigins = "https://a.example")).path)
+      .toBe("$.site.embedOrigins");
+  });
+});
+
 describe("validateManifest", () => {
   it("accepts the contract example and fills defaults", () => {
     const m = validateManifest(clone());
@@ -38,9 +64,12 @@ describe("validateManifest", () => {
       timeZone: null,
       languages: ["en"],
       domains: [],
+      embedOrigins: [],
+      fallbacks: {},
     });
     expect(minimal.blog).toEqual({ pageSize: 12, order: "publishedAt:desc", scheduling: true });
     expect(minimal.reportKeys).toEqual([]);
+    expect(minimal.previewKeys).toEqual([]);
     const unzoned = validateManifest({ site: { id: "shop", languages: ["en"], timeZone: null } });
     expect(unzoned.site.timeZone).toBeNull();
     const zoned = validateManifest({
@@ -63,6 +92,14 @@ describe("validateManifest", () => {
     expect(faultOf((m) => (m.siteKeys = ["pk_123"])).path).toBe("$.siteKeys[0]");
     expect(faultOf((m) => (m.secretKeys = ["sk_" + "a".repeat(47)])).path).toBe("$.secretKeys[0]");
     expect(faultOf((m) => (m.reportKeys = ["rk_" + "A".repeat(48)])).path).toBe("$.reportKeys[0]");
+    expect(faultOf((m) => (m.site.fallbacks = { de: "en", en: "de" })).path)
+      .toMatch(/^\$\.site\.fallbacks\.(de|en)$/);
+    expect(faultOf((m) => (m.site.fallbacks = { de: "xx" })).path).toBe("$.site.fallbacks.de");
+    expect(faultOf((m) => (m.site.fallbacks = { xx: "en" })).path).toBe("$.site.fallbacks.xx");
+    expect(faultOf((m) => (m.previewKeys = ["pk_" + "a".repeat(32)])).path)
+      .toBe("$.previewKeys[0]");
+    expect(faultOf((m) => (m.previewKeys = ["pv_" + "a".repeat(31)])).path)
+      .toBe("$.previewKeys[0]");
     expect(faultOf((m) => (m.reportKeys = [m.secretKeys[0]])).path).toBe("$.reportKeys[0]");
     expect(faultOf((m) => (m.blog.pageSize = 51)).path).toBe("$.blog.pageSize");
     expect(faultOf((m) => (m.blog.order = "title:asc")).path).toBe("$.blog.order");
@@ -228,7 +265,7 @@ describe("webhooks", () => {
       .toBe("$.webhooks[0].events: must be a non-empty array");
     expect(faultIn([{ ...hook(), events: ["lead.created", "lead.deleted"] }]))
       .toBe(
-        "$.webhooks[0].events[1]: must be one of content.published, post.published, lead.created",
+        "$.webhooks[0].events[1]: must be one of content.published, post.published, lead.created, traffic.spike, traffic.drop",
       );
     expect(faultIn([{ ...hook(), events: ["lead.created", "lead.created"] }]))
       .toBe('$.webhooks[0].events[1]: duplicate webhook type "lead.created"');
@@ -245,5 +282,69 @@ describe("webhooks", () => {
     }
     expect(withHooks([{ ...hook(), secret: "whsec_" + btoa("y".repeat(64)) }]).webhooks)
       .toHaveLength(1);
+  });
+});
+
+describe("notifications", () => {
+  const withNotifications = (notifications: unknown) =>
+    validateManifest({ ...clone(), notifications });
+
+  it("are none when absent, and read as the contract writes them", () => {
+    expect(validateManifest(clone()).notifications).toEqual({
+      emailReports: [],
+      trafficAlerts: [],
+    });
+    const given = {
+      emailReports: [{ to: "owner@demo.example", every: "week" }],
+      trafficAlerts: [
+        { to: "owner@demo.example", kind: "spike", threshold: 50 },
+        { to: "owner@demo.example", kind: "drop", threshold: 5 },
+      ],
+    };
+    expect(withNotifications(given).notifications).toEqual(given);
+    expect(withNotifications({ trafficAlerts: [] }).notifications.emailReports).toEqual([]);
+  });
+
+  it("refuse a fault with its path: address, period, kind, threshold, count, repeats", () => {
+    const report = (r: unknown) => faultOf((m) => (m.notifications = { emailReports: [r] }));
+    const alert = (a: unknown) => faultOf((m) => (m.notifications = { trafficAlerts: [a] }));
+    expect(report({ to: "owner", every: "week" }).path).toBe("$.notifications.emailReports[0].to");
+    expect(report({ to: "a@b.example, c@d.example", every: "week" }).problem).toBe(
+      "must be one email address",
+    );
+    expect(report({ to: "a@b.example", every: "day" }).path).toBe(
+      "$.notifications.emailReports[0].every",
+    );
+    expect(alert({ to: "a@b.example", kind: "peak", threshold: 1 }).path).toBe(
+      "$.notifications.trafficAlerts[0].kind",
+    );
+    for (const threshold of [0, -3, 2.5, "5", null]) {
+      expect(alert({ to: "a@b.example", kind: "drop", threshold })).toEqual({
+        path: "$.notifications.trafficAlerts[0].threshold",
+        problem: "must be a positive integer",
+      });
+    }
+    const eleven = Array.from({ length: 11 }, (_, i) => ({ to: `o${i}@a.example`, every: "week" }));
+    expect(faultOf((m) => (m.notifications = { emailReports: eleven }))).toEqual({
+      path: "$.notifications.emailReports",
+      problem: "must hold at most 10 items",
+    });
+    const twice = { to: "a@b.example", every: "month" };
+    expect(faultOf((m) => (m.notifications = { emailReports: [twice, twice] })).path).toBe(
+      "$.notifications.emailReports[1]",
+    );
+    expect(faultOf((m) => (m.notifications = [])).path).toBe("$.notifications");
+  });
+
+  it("name traffic.spike and traffic.drop as webhook types", () => {
+    const hook = {
+      url: "https://hooks.example/crm",
+      events: ["traffic.spike", "traffic.drop"],
+      secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    };
+    expect(validateManifest({ ...clone(), webhooks: [hook] }).webhooks[0].events).toEqual([
+      "traffic.spike",
+      "traffic.drop",
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * grpc.health.v1 for every service: per-service status, with the overall
- * status ("") SERVING only when every registered service is.
+ * status ("") SERVING only when every registered service is; and
+ * LIVENESS_SERVICE, SERVING whenever the process answers at all.
  */
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
@@ -11,6 +12,15 @@ import {
 } from "../gen/grpc/health/v1/health_pb.ts";
 
 export { ServingStatus };
+
+/**
+ * The health service name a liveness probe asks about: always SERVING, so
+ * an answer says only that the process's event loop runs. A stuck loop (or
+ * a stopped process) gives no answer and fails the probe; an outage of a
+ * backend (Postgres down) makes the service's own status NOT_SERVING, which
+ * takes it out of the load balancer (readiness) and never restarts it.
+ */
+export const LIVENESS_SERVICE = "liveness";
 
 export class HealthRegistry {
   #statuses = new Map<string, ServingStatus>();
@@ -30,6 +40,7 @@ export class HealthRegistry {
 
   /** The status of one service; "" is the whole server. Undefined when unknown. */
   get(service: string): ServingStatus | undefined {
+    if (service === LIVENESS_SERVICE) return ServingStatus.SERVING;
     if (service !== "") return this.#statuses.get(service);
     if (this.#statuses.size === 0) return ServingStatus.NOT_SERVING;
     for (const status of this.#statuses.values()) {

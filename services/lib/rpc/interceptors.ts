@@ -6,6 +6,8 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log.ts";
 import { storageUnavailable } from "../db/mod.ts";
+import { ReportTimeoutError } from "../db/report_reads.ts";
+import { publicError } from "../errors.ts";
 import { acceptRequestId, currentRequestId, inRequest } from "../request_scope.ts";
 import {
   annotateSite,
@@ -147,6 +149,11 @@ function loggingInterceptor(log: Logger): Interceptor {
         log.debug("rpc refused", { ...fields, code: Code[error.code], reason: error.rawMessage });
         throw error;
       }
+      if (error instanceof ReportTimeoutError) {
+        // Cancelled in Postgres at REPORT_TIMEOUT_MS; the gateway answers 504 timeout.
+        log.warn("rpc failed: report timeout", { ...fields, timeoutMs: error.timeoutMs });
+        throw publicError(Code.DeadlineExceeded, "timeout");
+      }
       if (storageUnavailable(error)) {
         // Postgres restarting or away: the caller may retry, and the gateway
         // answers 503 service_unavailable, not an internal error.
@@ -180,12 +187,18 @@ export function isAdminService(typeName: string): boolean {
   return typeName.endsWith("AdminService");
 }
 
-function adminTokenInterceptor(adminToken: string | undefined): Interceptor {
+/**
+ * Admin calls must carry one of the accepted tokens: ADMIN_TOKEN, and during a
+ * rotation ADMIN_TOKEN_NEXT too. Each is compared in constant time, and both
+ * always are, so the answer's timing tells nothing of which one matched.
+ */
+function adminTokenInterceptor(tokens: string[]): Interceptor {
   return (next) => (request) => {
-    if (adminToken && isAdminService(request.service.typeName)) {
+    if (tokens.length > 0 && isAdminService(request.service.typeName)) {
       const header = request.header.get("authorization") ?? "";
       const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
-      if (!constantTimeEqual(presented, adminToken)) {
+      const matches = tokens.map((token) => constantTimeEqual(presented, token));
+      if (!matches.includes(true)) {
         throw new ConnectError("admin token missing or wrong", Code.Unauthenticated);
       }
     }
@@ -195,15 +208,19 @@ function adminTokenInterceptor(adminToken: string | undefined): Interceptor {
 
 export interface ServerInterceptorOptions {
   log: Logger;
+  /** ADMIN_TOKEN: when set, every admin call must carry it (or adminTokenNext). */
   adminToken?: string;
+  /** ADMIN_TOKEN_NEXT: a second accepted token while the token is rotated. */
+  adminTokenNext?: string;
 }
 
 export function serverInterceptors(options: ServerInterceptorOptions): Interceptor[] {
+  const tokens = [options.adminToken, options.adminTokenNext].filter((t): t is string => !!t);
   return [
     serverTelemetryInterceptor(),
     requestIdInterceptor(),
     loggingInterceptor(options.log),
-    adminTokenInterceptor(options.adminToken),
+    adminTokenInterceptor(tokens),
   ];
 }
 

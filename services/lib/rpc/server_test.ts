@@ -118,7 +118,13 @@ describe("startRpcServer's close", () => {
     try {
       // A grace far beyond the test's own timeout: the close must not wait for it.
       await server.close(600_000);
-      expect(await conn.read(new Uint8Array(16))).toBeNull();
+      // Closed either way: an orderly end (read gives null) or, when the kernel
+      // resets a socket closed before it was accepted into the server, a reset.
+      const ended = await conn.read(new Uint8Array(16)).then(
+        (n) => n === null ? "end" : `read ${n} bytes`,
+        (e) => e instanceof Deno.errors.ConnectionReset ? "end" : String(e),
+      );
+      expect(ended).toBe("end");
     } finally {
       conn.close();
     }

@@ -22,14 +22,11 @@ import {
   COMPARE_PRESET_NAME,
   dimensionNameOf,
   DIRECTION_NAME,
-  FUNNEL_FIELDS,
-  type FunnelField,
   METRIC_NAME,
   OPERATOR_NAME,
   PRESET_NAME,
-  QUERY_FIELDS,
-  type QueryField,
 } from "./names.ts";
+import { FUNNEL_FIELDS, type FunnelField, QUERY_FIELDS, type QueryField } from "./vocabulary.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -35,7 +35,9 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { WebhookSettings } from "../config.ts";
 import { detached, sharedWork, SITE_ID } from "../telemetry.ts";
+import { NudgedLoop } from "../nudged_loop.ts";
 import { nextAttemptAt } from "./schedule.ts";
+import { BacklogWatch } from "./backlog.ts";
 import { type AttemptResult, type Resolve, sendAttempt } from "./send.ts";
 import { signWebhook } from "./signature.ts";
 
@@ -94,14 +96,16 @@ export class WebhookWorker {
   readonly #s: string;
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #stop = new AbortController();
-  #ticking: Promise<void> | undefined;
-  #again = false;
-  #poll: ReturnType<typeof setTimeout> | undefined;
+  readonly #loop = new NudgedLoop(
+    () => this.#tick(),
+    () => this.#pending ? this.#options.pollMs ?? POLL_MS : IDLE_POLL_MS,
+  );
   /** Whether the outbox held pending deliveries at the last look (true until one was made). */
   #pending = true;
   #prune: ReturnType<typeof setInterval> | undefined;
   #wake: ReturnType<typeof setTimeout> | undefined;
   #wakeAt = Infinity;
+  #backlog: BacklogWatch | undefined;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -110,37 +114,23 @@ export class WebhookWorker {
 
   start(): void {
     this.#prune = setInterval(() => this.#pruneOld(), PRUNE_EVERY_MS);
+    const { db, schema, clock, log } = this.#options;
+    this.#backlog ??= new BacklogWatch({ db, schema, clock, log });
     this.nudge();
   }
 
   /** Looks for due deliveries now (after a commit that enqueued some). */
   nudge(): void {
-    if (this.#stop.signal.aborted) return;
-    if (this.#ticking) {
-      this.#again = true;
-      return;
-    }
-    // Outside any request's trace and log scope: the nudge may come from one.
-    clearTimeout(this.#poll);
-    this.#ticking = detached(() => this.#tick()).finally(() => {
-      this.#ticking = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.nudge();
-      } else if (!this.#stop.signal.aborted) {
-        const pollMs = this.#options.pollMs ?? POLL_MS;
-        this.#poll = setTimeout(() => this.nudge(), this.#pending ? pollMs : IDLE_POLL_MS);
-      }
-    });
+    this.#loop.nudge();
   }
 
   /** Stops claiming, gives up the attempts in flight (recorded, to be made again) and waits for them. */
   async close(): Promise<void> {
-    clearTimeout(this.#poll);
     clearInterval(this.#prune);
     clearTimeout(this.#wake);
+    this.#backlog?.close();
     this.#stop.abort();
-    await this.#ticking;
+    await this.#loop.close();
     await Promise.all(this.#inFlight.values());
   }
 
@@ -173,7 +163,7 @@ export class WebhookWorker {
         });
       this.#inFlight.set(key, work);
     }
-    if (claimed.length === room) this.#again = true;
+    if (claimed.length === room) this.#loop.again();
   }
 
   async #claim(limit: number): Promise<Claimed[]> {

@@ -12,7 +12,7 @@ import { type FreshDatabase, freshDatabase } from "../../../test/helpers/storage
 import { STORAGES } from "../../../test/helpers/env.ts";
 import { enqueueMessages, newMessageId, syncWebhooks } from "./outbox.ts";
 import { migrate } from "../db/migrate.ts";
-import { CONTENT_SCHEMA, contentMigrations } from "../../content/migrations.ts";
+import { CONTENT_SCHEMA, contentMigrations } from "../../content/migrations/mod.ts";
 import { LEASE_MS, messageBody, PER_URL, WebhookWorker } from "./worker.ts";
 
 /** The outbox as content-service's migrations make it. */
@@ -76,7 +76,7 @@ describe.each(STORAGES)("WebhookWorker on %s", (storage) => {
   });
 
   beforeEach(async () => {
-    fresh ??= await freshDatabase(storage);
+    fresh ??= await freshDatabase(storage, { migrated: true });
     db = fresh.db;
     await db.exec(`drop schema if exists ${SCHEMA} cascade`);
     await migrate(db, SCHEMA, contentMigrations);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/admin/v1/site_admin.proto.
  */
 export const file_crm_admin_v1_site_admin: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jcm0vYWRtaW4vdjEvc2l0ZV9hZG1pbi5wcm90bxIMY3JtLmFkbWluLnYxIhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSI7ChFJbXBvcnRTaXRlUmVxdWVzdBIVCg1tYW5pZmVzdF9qc29uGAEgASgJEg8KB2RyeV9ydW4YAiABKAgilQEKEkltcG9ydFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEj4KB2NoYW5nZXMYAiADKAsyLS5jcm0uYWRtaW4udjEuSW1wb3J0U2l0ZVJlc3BvbnNlLkNoYW5nZXNFbnRyeRouCgxDaGFuZ2VzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASIkChFFeHBvcnRTaXRlUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJIisKEkV4cG9ydFNpdGVSZXNwb25zZRIVCg1tYW5pZmVzdF9qc29uGAEgASgJMvwBChBTaXRlQWRtaW5TZXJ2aWNlEkYKB01pZ3JhdGUSHC5jcm0uYWRtaW4udjEuTWlncmF0ZVJlcXVlc3QaHS5jcm0uYWRtaW4udjEuTWlncmF0ZVJlc3BvbnNlEk8KCkltcG9ydFNpdGUSHy5jcm0uYWRtaW4udjEuSW1wb3J0U2l0ZVJlcXVlc3QaIC5jcm0uYWRtaW4udjEuSW1wb3J0U2l0ZVJlc3BvbnNlEk8KCkV4cG9ydFNpdGUSHy5jcm0uYWRtaW4udjEuRXhwb3J0U2l0ZVJlcXVlc3QaIC5jcm0uYWRtaW4udjEuRXhwb3J0U2l0ZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Ch1jcm0vYWRtaW4vdjEvc2l0ZV9hZG1pbi5wcm90bxIMY3JtLmFkbWluLnYxIhAKDk1pZ3JhdGVSZXF1ZXN0IkQKD01pZ3JhdGVSZXNwb25zZRIYChBhcHBsaWVkX3ZlcnNpb25zGAEgAygFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBSIYChZNaWdyYXRpb25TdGF0dXNSZXF1ZXN0Io0BChdNaWdyYXRpb25TdGF0dXNSZXNwb25zZRIOCgZzY2hlbWEYASABKAkSFwoPY3VycmVudF92ZXJzaW9uGAIgASgFEhYKDmxhdGVzdF92ZXJzaW9uGAMgASgFEjEKCWJhY2tmaWxscxgEIAMoCzIeLmNybS5hZG1pbi52MS5CYWNrZmlsbFByb2dyZXNzIqoBChBCYWNrZmlsbFByb2dyZXNzEgwKBG5hbWUYASABKAkSEQoJZG9uZV9yb3dzGAIgASgDEhcKCnRvdGFsX3Jvd3MYAyABKANIAIgBARIQCghwcm9ncmVzcxgEIAEoARISCgpzdGFydGVkX2F0GAUgASgJEhIKCnVwZGF0ZWRfYXQYBiABKAkSEwoLZmluaXNoZWRfYXQYByABKAlCDQoLX3RvdGFsX3Jvd3MiOwoRSW1wb3J0U2l0ZVJlcXVlc3QSFQoNbWFuaWZlc3RfanNvbhgBIAEoCRIPCgdkcnlfcnVuGAIgASgIIpUBChJJbXBvcnRTaXRlUmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRI+CgdjaGFuZ2VzGAIgAygLMi0uY3JtLmFkbWluLnYxLkltcG9ydFNpdGVSZXNwb25zZS5DaGFuZ2VzRW50cnkaLgoMQ2hhbmdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiJAoRRXhwb3J0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSIrChJFeHBvcnRTaXRlUmVzcG9uc2USFQoNbWFuaWZlc3RfanNvbhgBIAEoCTLcAgoQU2l0ZUFkbWluU2VydmljZRJGCgdNaWdyYXRlEhwuY3JtLmFkbWluLnYxLk1pZ3JhdGVSZXF1ZXN0Gh0uY3JtLmFkbWluLnYxLk1pZ3JhdGVSZXNwb25zZRJeCg9NaWdyYXRpb25TdGF0dXMSJC5jcm0uYWRtaW4udjEuTWlncmF0aW9uU3RhdHVzUmVxdWVzdBolLmNybS5hZG1pbi52MS5NaWdyYXRpb25TdGF0dXNSZXNwb25zZRJPCgpJbXBvcnRTaXRlEh8uY3JtLmFkbWluLnYxLkltcG9ydFNpdGVSZXF1ZXN0GiAuY3JtLmFkbWluLnYxLkltcG9ydFNpdGVSZXNwb25zZRJPCgpFeHBvcnRTaXRlEh8uY3JtLmFkbWluLnYxLkV4cG9ydFNpdGVSZXF1ZXN0GiAuY3JtLmFkbWluLnYxLkV4cG9ydFNpdGVSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message crm.admin.v1.MigrateRequest
@@ -50,6 +50,110 @@ export const MigrateResponseSchema: GenMessage<MigrateResponse> = /*@__PURE__*/
   messageDesc(file_crm_admin_v1_site_admin, 1);
 
 /**
+ * @generated from message crm.admin.v1.MigrationStatusRequest
+ */
+export type MigrationStatusRequest = Message<"crm.admin.v1.MigrationStatusRequest"> & {
+};
+
+/**
+ * Describes the message crm.admin.v1.MigrationStatusRequest.
+ * Use `create(MigrationStatusRequestSchema)` to create a new message.
+ */
+export const MigrationStatusRequestSchema: GenMessage<MigrationStatusRequest> = /*@__PURE__*/
+  messageDesc(file_crm_admin_v1_site_admin, 2);
+
+/**
+ * @generated from message crm.admin.v1.MigrationStatusResponse
+ */
+export type MigrationStatusResponse = Message<"crm.admin.v1.MigrationStatusResponse"> & {
+  /**
+   * @generated from field: string schema = 1;
+   */
+  schema: string;
+
+  /**
+   * The schema's applied version; 0 before its first migration.
+   *
+   * @generated from field: int32 current_version = 2;
+   */
+  currentVersion: number;
+
+  /**
+   * The last version this service's code knows: migrations are pending while it is higher.
+   *
+   * @generated from field: int32 latest_version = 3;
+   */
+  latestVersion: number;
+
+  /**
+   * @generated from field: repeated crm.admin.v1.BackfillProgress backfills = 4;
+   */
+  backfills: BackfillProgress[];
+};
+
+/**
+ * Describes the message crm.admin.v1.MigrationStatusResponse.
+ * Use `create(MigrationStatusResponseSchema)` to create a new message.
+ */
+export const MigrationStatusResponseSchema: GenMessage<MigrationStatusResponse> = /*@__PURE__*/
+  messageDesc(file_crm_admin_v1_site_admin, 3);
+
+/**
+ * A background backfill's progress, as stored with its batches.
+ *
+ * @generated from message crm.admin.v1.BackfillProgress
+ */
+export type BackfillProgress = Message<"crm.admin.v1.BackfillProgress"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: int64 done_rows = 2;
+   */
+  doneRows: bigint;
+
+  /**
+   * Rows to fill in all, counted when it started; unset before.
+   *
+   * @generated from field: optional int64 total_rows = 3;
+   */
+  totalRows?: bigint | undefined;
+
+  /**
+   * Share done, from 0 to 1 (1 once finished).
+   *
+   * @generated from field: double progress = 4;
+   */
+  progress: number;
+
+  /**
+   * ISO 8601 times; empty until they happen.
+   *
+   * @generated from field: string started_at = 5;
+   */
+  startedAt: string;
+
+  /**
+   * @generated from field: string updated_at = 6;
+   */
+  updatedAt: string;
+
+  /**
+   * @generated from field: string finished_at = 7;
+   */
+  finishedAt: string;
+};
+
+/**
+ * Describes the message crm.admin.v1.BackfillProgress.
+ * Use `create(BackfillProgressSchema)` to create a new message.
+ */
+export const BackfillProgressSchema: GenMessage<BackfillProgress> = /*@__PURE__*/
+  messageDesc(file_crm_admin_v1_site_admin, 4);
+
+/**
  * @generated from message crm.admin.v1.ImportSiteRequest
  */
 export type ImportSiteRequest = Message<"crm.admin.v1.ImportSiteRequest"> & {
@@ -77,7 +181,7 @@ export type ImportSiteRequest = Message<"crm.admin.v1.ImportSiteRequest"> & {
  * Use `create(ImportSiteRequestSchema)` to create a new message.
  */
 export const ImportSiteRequestSchema: GenMessage<ImportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_admin_v1_site_admin, 2);
+  messageDesc(file_crm_admin_v1_site_admin, 5);
 
 /**
  * @generated from message crm.admin.v1.ImportSiteResponse
@@ -102,7 +206,7 @@ export type ImportSiteResponse = Message<"crm.admin.v1.ImportSiteResponse"> & {
  * Use `create(ImportSiteResponseSchema)` to create a new message.
  */
 export const ImportSiteResponseSchema: GenMessage<ImportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_admin_v1_site_admin, 3);
+  messageDesc(file_crm_admin_v1_site_admin, 6);
 
 /**
  * @generated from message crm.admin.v1.ExportSiteRequest
@@ -119,7 +223,7 @@ export type ExportSiteRequest = Message<"crm.admin.v1.ExportSiteRequest"> & {
  * Use `create(ExportSiteRequestSchema)` to create a new message.
  */
 export const ExportSiteRequestSchema: GenMessage<ExportSiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_admin_v1_site_admin, 4);
+  messageDesc(file_crm_admin_v1_site_admin, 7);
 
 /**
  * @generated from message crm.admin.v1.ExportSiteResponse
@@ -143,7 +247,7 @@ export type ExportSiteResponse = Message<"crm.admin.v1.ExportSiteResponse"> & {
  * Use `create(ExportSiteResponseSchema)` to create a new message.
  */
 export const ExportSiteResponseSchema: GenMessage<ExportSiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_admin_v1_site_admin, 5);
+  messageDesc(file_crm_admin_v1_site_admin, 8);
 
 /**
  * SiteAdminService is the operator's side that every service storing a part of
@@ -170,6 +274,16 @@ export const SiteAdminService: GenService<{
     methodKind: "unary";
     input: typeof MigrateRequestSchema;
     output: typeof MigrateResponseSchema;
+  },
+  /**
+   * The schema's applied and latest versions and its background backfills' progress.
+   *
+   * @generated from rpc crm.admin.v1.SiteAdminService.MigrationStatus
+   */
+  migrationStatus: {
+    methodKind: "unary";
+    input: typeof MigrationStatusRequestSchema;
+    output: typeof MigrationStatusResponseSchema;
   },
   /**
    * Checks (dry_run) or stores the service's part of a site manifest.

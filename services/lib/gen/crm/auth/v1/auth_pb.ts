@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/auth/v1/auth.proto.
  */
 export const file_crm_auth_v1_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChZjcm0vYXV0aC92MS9hdXRoLnByb3RvEgtjcm0uYXV0aC52MSIkChVSZXNvbHZlU2l0ZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkEKFlJlc29sdmVTaXRlS2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChdSZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBILCgNrZXkYASABKAkiQwoYUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJgoUUmVzb2x2ZU9yaWdpblJlcXVlc3QSDgoGb3JpZ2luGAEgASgJIkAKFVJlc29sdmVPcmlnaW5SZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKDmNhY2hlX3VudGlsX21zGAIgASgDIiYKF1Jlc29sdmVSZXBvcnRLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJDChhSZXNvbHZlUmVwb3J0S2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyISChBMaXN0U2l0ZXNSZXF1ZXN0IiUKEUxpc3RTaXRlc1Jlc3BvbnNlEhAKCHNpdGVfaWRzGAEgAygJIkcKEENyZWF0ZUtleVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIiCgRraW5kGAIgASgOMhQuY3JtLmF1dGgudjEuS2V5S2luZCIyChFDcmVhdGVLZXlSZXNwb25zZRILCgNrZXkYASABKAkSEAoIa2V5X2hhc2gYAiABKAkiHwoQUmV2b2tlS2V5UmVxdWVzdBILCgNrZXkYASABKAkiTwoRUmV2b2tlS2V5UmVzcG9uc2USEAoIa2V5X2hhc2gYASABKAkSDwoHc2l0ZV9pZBgCIAEoCRIXCg9hbHJlYWR5X3Jldm9rZWQYAyABKAgqYAoHS2V5S2luZBIYChRLRVlfS0lORF9VTlNQRUNJRklFRBAAEhEKDUtFWV9LSU5EX1NJVEUQARITCg9LRVlfS0lORF9TRUNSRVQQAhITCg9LRVlfS0lORF9SRVBPUlQQAzKCAwoLQXV0aFNlcnZpY2USWQoOUmVzb2x2ZVNpdGVLZXkSIi5jcm0uYXV0aC52MS5SZXNvbHZlU2l0ZUtleVJlcXVlc3QaIy5jcm0uYXV0aC52MS5SZXNvbHZlU2l0ZUtleVJlc3BvbnNlEl8KEFJlc29sdmVTZWNyZXRLZXkSJC5jcm0uYXV0aC52MS5SZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBolLmNybS5hdXRoLnYxLlJlc29sdmVTZWNyZXRLZXlSZXNwb25zZRJWCg1SZXNvbHZlT3JpZ2luEiEuY3JtLmF1dGgudjEuUmVzb2x2ZU9yaWdpblJlcXVlc3QaIi5jcm0uYXV0aC52MS5SZXNvbHZlT3JpZ2luUmVzcG9uc2USXwoQUmVzb2x2ZVJlcG9ydEtleRIkLmNybS5hdXRoLnYxLlJlc29sdmVSZXBvcnRLZXlSZXF1ZXN0GiUuY3JtLmF1dGgudjEuUmVzb2x2ZVJlcG9ydEtleVJlc3BvbnNlMvYBChBBdXRoQWRtaW5TZXJ2aWNlEkoKCUxpc3RTaXRlcxIdLmNybS5hdXRoLnYxLkxpc3RTaXRlc1JlcXVlc3QaHi5jcm0uYXV0aC52MS5MaXN0U2l0ZXNSZXNwb25zZRJKCglDcmVhdGVLZXkSHS5jcm0uYXV0aC52MS5DcmVhdGVLZXlSZXF1ZXN0Gh4uY3JtLmF1dGgudjEuQ3JlYXRlS2V5UmVzcG9uc2USSgoJUmV2b2tlS2V5Eh0uY3JtLmF1dGgudjEuUmV2b2tlS2V5UmVxdWVzdBoeLmNybS5hdXRoLnYxLlJldm9rZUtleVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChZjcm0vYXV0aC92MS9hdXRoLnByb3RvEgtjcm0uYXV0aC52MSIkChVSZXNvbHZlU2l0ZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkEKFlJlc29sdmVTaXRlS2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChdSZXNvbHZlU2VjcmV0S2V5UmVxdWVzdBILCgNrZXkYASABKAkiQwoYUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJwoYUmVzb2x2ZVByZXZpZXdLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJEChlSZXNvbHZlUHJldmlld0tleVJlc3BvbnNlEg8KB3NpdGVfaWQYASABKAkSFgoOY2FjaGVfdW50aWxfbXMYAiABKAMiJgoUUmVzb2x2ZU9yaWdpblJlcXVlc3QSDgoGb3JpZ2luGAEgASgJIkAKFVJlc29sdmVPcmlnaW5SZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKDmNhY2hlX3VudGlsX21zGAIgASgDIiYKF1Jlc29sdmVSZXBvcnRLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJDChhSZXNvbHZlUmVwb3J0S2V5UmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyI3ChdSZXNvbHZlU2hhcmVMaW5rUmVxdWVzdBIKCgJpZBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJDChhSZXNvbHZlU2hhcmVMaW5rUmVzcG9uc2USDwoHc2l0ZV9pZBgBIAEoCRIWCg5jYWNoZV91bnRpbF9tcxgCIAEoAyImChhEZXNjcmliZVNoYXJlTGlua1JlcXVlc3QSCgoCaWQYASABKAkidgoZRGVzY3JpYmVTaGFyZUxpbmtSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhkKEXBhc3N3b3JkX3JlcXVpcmVkGAIgASgIEhUKDWVtYmVkX29yaWdpbnMYAyADKAkSFgoOY2FjaGVfdW50aWxfbXMYBCABKAMiEgoQTGlzdFNpdGVzUmVxdWVzdCIlChFMaXN0U2l0ZXNSZXNwb25zZRIQCghzaXRlX2lkcxgBIAMoCSJHChBDcmVhdGVLZXlSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSIgoEa2luZBgCIAEoDjIULmNybS5hdXRoLnYxLktleUtpbmQiMgoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEhAKCGtleV9oYXNoGAIgASgJIh8KEFJldm9rZUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIk8KEVJldm9rZUtleVJlc3BvbnNlEhAKCGtleV9oYXNoGAEgASgJEg8KB3NpdGVfaWQYAiABKAkSFwoPYWxyZWFkeV9yZXZva2VkGAMgASgIIp8BCglTaGFyZUxpbmsSCgoCaWQYASABKAkSDwoHc2l0ZV9pZBgCIAEoCRILCgN1cmwYAyABKAkSFQoNZXhwaXJlc19hdF9tcxgEIAEoAxINCgVsYWJlbBgFIAEoCRIUCgxoYXNfcGFzc3dvcmQYBiABKAgSFQoNY3JlYXRlZF9hdF9tcxgHIAEoAxIVCg1yZXZva2VkX2F0X21zGAggASgDImEKFkNyZWF0ZVNoYXJlTGlua1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIVCg1leHBpcmVzX2F0X21zGAIgASgDEhAKCHBhc3N3b3JkGAMgASgJEg0KBWxhYmVsGAQgASgJIj8KF0NyZWF0ZVNoYXJlTGlua1Jlc3BvbnNlEiQKBGxpbmsYASABKAsyFi5jcm0uYXV0aC52MS5TaGFyZUxpbmsiKAoVTGlzdFNoYXJlTGlua3NSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiPwoWTGlzdFNoYXJlTGlua3NSZXNwb25zZRIlCgVsaW5rcxgBIAMoCzIWLmNybS5hdXRoLnYxLlNoYXJlTGluayIkChZSZXZva2VTaGFyZUxpbmtSZXF1ZXN0EgoKAmlkGAEgASgJIlgKF1Jldm9rZVNoYXJlTGlua1Jlc3BvbnNlEiQKBGxpbmsYASABKAsyFi5jcm0uYXV0aC52MS5TaGFyZUxpbmsSFwoPYWxyZWFkeV9yZXZva2VkGAIgASgIKnYKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIRCg1LRVlfS0lORF9TSVRFEAESEwoPS0VZX0tJTkRfU0VDUkVUEAISEwoPS0VZX0tJTkRfUkVQT1JUEAMSFAoQS0VZX0tJTkRfUFJFVklFVxAEMqsFCgtBdXRoU2VydmljZRJZCg5SZXNvbHZlU2l0ZUtleRIiLmNybS5hdXRoLnYxLlJlc29sdmVTaXRlS2V5UmVxdWVzdBojLmNybS5hdXRoLnYxLlJlc29sdmVTaXRlS2V5UmVzcG9uc2USXwoQUmVzb2x2ZVNlY3JldEtleRIkLmNybS5hdXRoLnYxLlJlc29sdmVTZWNyZXRLZXlSZXF1ZXN0GiUuY3JtLmF1dGgudjEuUmVzb2x2ZVNlY3JldEtleVJlc3BvbnNlElYKDVJlc29sdmVPcmlnaW4SIS5jcm0uYXV0aC52MS5SZXNvbHZlT3JpZ2luUmVxdWVzdBoiLmNybS5hdXRoLnYxLlJlc29sdmVPcmlnaW5SZXNwb25zZRJfChBSZXNvbHZlUmVwb3J0S2V5EiQuY3JtLmF1dGgudjEuUmVzb2x2ZVJlcG9ydEtleVJlcXVlc3QaJS5jcm0uYXV0aC52MS5SZXNvbHZlUmVwb3J0S2V5UmVzcG9uc2USYgoRUmVzb2x2ZVByZXZpZXdLZXkSJS5jcm0uYXV0aC52MS5SZXNvbHZlUHJldmlld0tleVJlcXVlc3QaJi5jcm0uYXV0aC52MS5SZXNvbHZlUHJldmlld0tleVJlc3BvbnNlEl8KEFJlc29sdmVTaGFyZUxpbmsSJC5jcm0uYXV0aC52MS5SZXNvbHZlU2hhcmVMaW5rUmVxdWVzdBolLmNybS5hdXRoLnYxLlJlc29sdmVTaGFyZUxpbmtSZXNwb25zZRJiChFEZXNjcmliZVNoYXJlTGluaxIlLmNybS5hdXRoLnYxLkRlc2NyaWJlU2hhcmVMaW5rUmVxdWVzdBomLmNybS5hdXRoLnYxLkRlc2NyaWJlU2hhcmVMaW5rUmVzcG9uc2UyjQQKEEF1dGhBZG1pblNlcnZpY2USSgoJTGlzdFNpdGVzEh0uY3JtLmF1dGgudjEuTGlzdFNpdGVzUmVxdWVzdBoeLmNybS5hdXRoLnYxLkxpc3RTaXRlc1Jlc3BvbnNlEkoKCUNyZWF0ZUtleRIdLmNybS5hdXRoLnYxLkNyZWF0ZUtleVJlcXVlc3QaHi5jcm0uYXV0aC52MS5DcmVhdGVLZXlSZXNwb25zZRJKCglSZXZva2VLZXkSHS5jcm0uYXV0aC52MS5SZXZva2VLZXlSZXF1ZXN0Gh4uY3JtLmF1dGgudjEuUmV2b2tlS2V5UmVzcG9uc2USXAoPQ3JlYXRlU2hhcmVMaW5rEiMuY3JtLmF1dGgudjEuQ3JlYXRlU2hhcmVMaW5rUmVxdWVzdBokLmNybS5hdXRoLnYxLkNyZWF0ZVNoYXJlTGlua1Jlc3BvbnNlElkKDkxpc3RTaGFyZUxpbmtzEiIuY3JtLmF1dGgudjEuTGlzdFNoYXJlTGlua3NSZXF1ZXN0GiMuY3JtLmF1dGgudjEuTGlzdFNoYXJlTGlua3NSZXNwb25zZRJcCg9SZXZva2VTaGFyZUxpbmsSIy5jcm0uYXV0aC52MS5SZXZva2VTaGFyZUxpbmtSZXF1ZXN0GiQuY3JtLmF1dGgudjEuUmV2b2tlU2hhcmVMaW5rUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message crm.auth.v1.ResolveSiteKeyRequest
@@ -95,6 +95,45 @@ export const ResolveSecretKeyResponseSchema: GenMessage<ResolveSecretKeyResponse
   messageDesc(file_crm_auth_v1_auth, 3);
 
 /**
+ * @generated from message crm.auth.v1.ResolvePreviewKeyRequest
+ */
+export type ResolvePreviewKeyRequest = Message<"crm.auth.v1.ResolvePreviewKeyRequest"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.ResolvePreviewKeyRequest.
+ * Use `create(ResolvePreviewKeyRequestSchema)` to create a new message.
+ */
+export const ResolvePreviewKeyRequestSchema: GenMessage<ResolvePreviewKeyRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 4);
+
+/**
+ * @generated from message crm.auth.v1.ResolvePreviewKeyResponse
+ */
+export type ResolvePreviewKeyResponse = Message<"crm.auth.v1.ResolvePreviewKeyResponse"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: int64 cache_until_ms = 2;
+   */
+  cacheUntilMs: bigint;
+};
+
+/**
+ * Describes the message crm.auth.v1.ResolvePreviewKeyResponse.
+ * Use `create(ResolvePreviewKeyResponseSchema)` to create a new message.
+ */
+export const ResolvePreviewKeyResponseSchema: GenMessage<ResolvePreviewKeyResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 5);
+
+/**
  * @generated from message crm.auth.v1.ResolveOriginRequest
  */
 export type ResolveOriginRequest = Message<"crm.auth.v1.ResolveOriginRequest"> & {
@@ -111,7 +150,7 @@ export type ResolveOriginRequest = Message<"crm.auth.v1.ResolveOriginRequest"> &
  * Use `create(ResolveOriginRequestSchema)` to create a new message.
  */
 export const ResolveOriginRequestSchema: GenMessage<ResolveOriginRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 4);
+  messageDesc(file_crm_auth_v1_auth, 6);
 
 /**
  * @generated from message crm.auth.v1.ResolveOriginResponse
@@ -133,7 +172,7 @@ export type ResolveOriginResponse = Message<"crm.auth.v1.ResolveOriginResponse">
  * Use `create(ResolveOriginResponseSchema)` to create a new message.
  */
 export const ResolveOriginResponseSchema: GenMessage<ResolveOriginResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 5);
+  messageDesc(file_crm_auth_v1_auth, 7);
 
 /**
  * @generated from message crm.auth.v1.ResolveReportKeyRequest
@@ -150,7 +189,7 @@ export type ResolveReportKeyRequest = Message<"crm.auth.v1.ResolveReportKeyReque
  * Use `create(ResolveReportKeyRequestSchema)` to create a new message.
  */
 export const ResolveReportKeyRequestSchema: GenMessage<ResolveReportKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 6);
+  messageDesc(file_crm_auth_v1_auth, 8);
 
 /**
  * @generated from message crm.auth.v1.ResolveReportKeyResponse
@@ -172,7 +211,106 @@ export type ResolveReportKeyResponse = Message<"crm.auth.v1.ResolveReportKeyResp
  * Use `create(ResolveReportKeyResponseSchema)` to create a new message.
  */
 export const ResolveReportKeyResponseSchema: GenMessage<ResolveReportKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 7);
+  messageDesc(file_crm_auth_v1_auth, 9);
+
+/**
+ * @generated from message crm.auth.v1.ResolveShareLinkRequest
+ */
+export type ResolveShareLinkRequest = Message<"crm.auth.v1.ResolveShareLinkRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Empty when the caller gave none.
+   *
+   * @generated from field: string password = 2;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.ResolveShareLinkRequest.
+ * Use `create(ResolveShareLinkRequestSchema)` to create a new message.
+ */
+export const ResolveShareLinkRequestSchema: GenMessage<ResolveShareLinkRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 10);
+
+/**
+ * @generated from message crm.auth.v1.ResolveShareLinkResponse
+ */
+export type ResolveShareLinkResponse = Message<"crm.auth.v1.ResolveShareLinkResponse"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * Never past the link's expiry.
+   *
+   * @generated from field: int64 cache_until_ms = 2;
+   */
+  cacheUntilMs: bigint;
+};
+
+/**
+ * Describes the message crm.auth.v1.ResolveShareLinkResponse.
+ * Use `create(ResolveShareLinkResponseSchema)` to create a new message.
+ */
+export const ResolveShareLinkResponseSchema: GenMessage<ResolveShareLinkResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 11);
+
+/**
+ * @generated from message crm.auth.v1.DescribeShareLinkRequest
+ */
+export type DescribeShareLinkRequest = Message<"crm.auth.v1.DescribeShareLinkRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.DescribeShareLinkRequest.
+ * Use `create(DescribeShareLinkRequestSchema)` to create a new message.
+ */
+export const DescribeShareLinkRequestSchema: GenMessage<DescribeShareLinkRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 12);
+
+/**
+ * @generated from message crm.auth.v1.DescribeShareLinkResponse
+ */
+export type DescribeShareLinkResponse = Message<"crm.auth.v1.DescribeShareLinkResponse"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: bool password_required = 2;
+   */
+  passwordRequired: boolean;
+
+  /**
+   * The site's embedOrigins: the only origins that may frame the embedded page.
+   *
+   * @generated from field: repeated string embed_origins = 3;
+   */
+  embedOrigins: string[];
+
+  /**
+   * @generated from field: int64 cache_until_ms = 4;
+   */
+  cacheUntilMs: bigint;
+};
+
+/**
+ * Describes the message crm.auth.v1.DescribeShareLinkResponse.
+ * Use `create(DescribeShareLinkResponseSchema)` to create a new message.
+ */
+export const DescribeShareLinkResponseSchema: GenMessage<DescribeShareLinkResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 13);
 
 /**
  * @generated from message crm.auth.v1.ListSitesRequest
@@ -185,7 +323,7 @@ export type ListSitesRequest = Message<"crm.auth.v1.ListSitesRequest"> & {
  * Use `create(ListSitesRequestSchema)` to create a new message.
  */
 export const ListSitesRequestSchema: GenMessage<ListSitesRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 8);
+  messageDesc(file_crm_auth_v1_auth, 14);
 
 /**
  * @generated from message crm.auth.v1.ListSitesResponse
@@ -202,7 +340,7 @@ export type ListSitesResponse = Message<"crm.auth.v1.ListSitesResponse"> & {
  * Use `create(ListSitesResponseSchema)` to create a new message.
  */
 export const ListSitesResponseSchema: GenMessage<ListSitesResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 9);
+  messageDesc(file_crm_auth_v1_auth, 15);
 
 /**
  * @generated from message crm.auth.v1.CreateKeyRequest
@@ -224,7 +362,7 @@ export type CreateKeyRequest = Message<"crm.auth.v1.CreateKeyRequest"> & {
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 10);
+  messageDesc(file_crm_auth_v1_auth, 16);
 
 /**
  * @generated from message crm.auth.v1.CreateKeyResponse
@@ -248,7 +386,7 @@ export type CreateKeyResponse = Message<"crm.auth.v1.CreateKeyResponse"> & {
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 11);
+  messageDesc(file_crm_auth_v1_auth, 17);
 
 /**
  * @generated from message crm.auth.v1.RevokeKeyRequest
@@ -267,7 +405,7 @@ export type RevokeKeyRequest = Message<"crm.auth.v1.RevokeKeyRequest"> & {
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 12);
+  messageDesc(file_crm_auth_v1_auth, 18);
 
 /**
  * @generated from message crm.auth.v1.RevokeKeyResponse
@@ -294,7 +432,197 @@ export type RevokeKeyResponse = Message<"crm.auth.v1.RevokeKeyResponse"> & {
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_crm_auth_v1_auth, 13);
+  messageDesc(file_crm_auth_v1_auth, 19);
+
+/**
+ * A share link as the operator sees it (never its password).
+ *
+ * @generated from message crm.auth.v1.ShareLink
+ */
+export type ShareLink = Message<"crm.auth.v1.ShareLink"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string site_id = 2;
+   */
+  siteId: string;
+
+  /**
+   * PUBLIC_URL + "/share/" + id.
+   *
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * Unix ms; 0: never expires.
+   *
+   * @generated from field: int64 expires_at_ms = 4;
+   */
+  expiresAtMs: bigint;
+
+  /**
+   * Empty: none.
+   *
+   * @generated from field: string label = 5;
+   */
+  label: string;
+
+  /**
+   * @generated from field: bool has_password = 6;
+   */
+  hasPassword: boolean;
+
+  /**
+   * @generated from field: int64 created_at_ms = 7;
+   */
+  createdAtMs: bigint;
+
+  /**
+   * Unix ms; 0: not revoked.
+   *
+   * @generated from field: int64 revoked_at_ms = 8;
+   */
+  revokedAtMs: bigint;
+};
+
+/**
+ * Describes the message crm.auth.v1.ShareLink.
+ * Use `create(ShareLinkSchema)` to create a new message.
+ */
+export const ShareLinkSchema: GenMessage<ShareLink> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 20);
+
+/**
+ * @generated from message crm.auth.v1.CreateShareLinkRequest
+ */
+export type CreateShareLinkRequest = Message<"crm.auth.v1.CreateShareLinkRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * Unix ms; 0: never expires. Must lie in the future.
+   *
+   * @generated from field: int64 expires_at_ms = 2;
+   */
+  expiresAtMs: bigint;
+
+  /**
+   * Empty: no password.
+   *
+   * @generated from field: string password = 3;
+   */
+  password: string;
+
+  /**
+   * @generated from field: string label = 4;
+   */
+  label: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.CreateShareLinkRequest.
+ * Use `create(CreateShareLinkRequestSchema)` to create a new message.
+ */
+export const CreateShareLinkRequestSchema: GenMessage<CreateShareLinkRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 21);
+
+/**
+ * @generated from message crm.auth.v1.CreateShareLinkResponse
+ */
+export type CreateShareLinkResponse = Message<"crm.auth.v1.CreateShareLinkResponse"> & {
+  /**
+   * @generated from field: crm.auth.v1.ShareLink link = 1;
+   */
+  link?: ShareLink | undefined;
+};
+
+/**
+ * Describes the message crm.auth.v1.CreateShareLinkResponse.
+ * Use `create(CreateShareLinkResponseSchema)` to create a new message.
+ */
+export const CreateShareLinkResponseSchema: GenMessage<CreateShareLinkResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 22);
+
+/**
+ * @generated from message crm.auth.v1.ListShareLinksRequest
+ */
+export type ListShareLinksRequest = Message<"crm.auth.v1.ListShareLinksRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.ListShareLinksRequest.
+ * Use `create(ListShareLinksRequestSchema)` to create a new message.
+ */
+export const ListShareLinksRequestSchema: GenMessage<ListShareLinksRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 23);
+
+/**
+ * @generated from message crm.auth.v1.ListShareLinksResponse
+ */
+export type ListShareLinksResponse = Message<"crm.auth.v1.ListShareLinksResponse"> & {
+  /**
+   * Oldest first, revoked and expired ones included.
+   *
+   * @generated from field: repeated crm.auth.v1.ShareLink links = 1;
+   */
+  links: ShareLink[];
+};
+
+/**
+ * Describes the message crm.auth.v1.ListShareLinksResponse.
+ * Use `create(ListShareLinksResponseSchema)` to create a new message.
+ */
+export const ListShareLinksResponseSchema: GenMessage<ListShareLinksResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 24);
+
+/**
+ * @generated from message crm.auth.v1.RevokeShareLinkRequest
+ */
+export type RevokeShareLinkRequest = Message<"crm.auth.v1.RevokeShareLinkRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message crm.auth.v1.RevokeShareLinkRequest.
+ * Use `create(RevokeShareLinkRequestSchema)` to create a new message.
+ */
+export const RevokeShareLinkRequestSchema: GenMessage<RevokeShareLinkRequest> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 25);
+
+/**
+ * @generated from message crm.auth.v1.RevokeShareLinkResponse
+ */
+export type RevokeShareLinkResponse = Message<"crm.auth.v1.RevokeShareLinkResponse"> & {
+  /**
+   * @generated from field: crm.auth.v1.ShareLink link = 1;
+   */
+  link?: ShareLink | undefined;
+
+  /**
+   * @generated from field: bool already_revoked = 2;
+   */
+  alreadyRevoked: boolean;
+};
+
+/**
+ * Describes the message crm.auth.v1.RevokeShareLinkResponse.
+ * Use `create(RevokeShareLinkResponseSchema)` to create a new message.
+ */
+export const RevokeShareLinkResponseSchema: GenMessage<RevokeShareLinkResponse> = /*@__PURE__*/
+  messageDesc(file_crm_auth_v1_auth, 26);
 
 /**
  * @generated from enum crm.auth.v1.KeyKind
@@ -319,6 +647,11 @@ export enum KeyKind {
    * @generated from enum value: KEY_KIND_REPORT = 3;
    */
   REPORT = 3,
+
+  /**
+   * @generated from enum value: KEY_KIND_PREVIEW = 4;
+   */
+  PREVIEW = 4,
 }
 
 /**
@@ -370,6 +703,41 @@ export const AuthService: GenService<{
     input: typeof ResolveReportKeyRequestSchema;
     output: typeof ResolveReportKeyResponseSchema;
   },
+  /**
+   * A preview key (pv_ + 32 hex) reads the content API of its one site,
+   * drafts and scheduled posts included.
+   *
+   * @generated from rpc crm.auth.v1.AuthService.ResolvePreviewKey
+   */
+  resolvePreviewKey: {
+    methodKind: "unary";
+    input: typeof ResolvePreviewKeyRequestSchema;
+    output: typeof ResolvePreviewKeyResponseSchema;
+  },
+  /**
+   * A share link (sh_ + 32 hex) reads the reports of its one site, read-only.
+   * An unknown, revoked or expired link answers UNAUTHENTICATED "invalid_key";
+   * a link with a password, given none or a wrong one, UNAUTHENTICATED
+   * "password_required".
+   *
+   * @generated from rpc crm.auth.v1.AuthService.ResolveShareLink
+   */
+  resolveShareLink: {
+    methodKind: "unary";
+    input: typeof ResolveShareLinkRequestSchema;
+    output: typeof ResolveShareLinkResponseSchema;
+  },
+  /**
+   * What the gateway needs to serve a share link's page, without its
+   * password: whether it asks for one, and who may frame it.
+   *
+   * @generated from rpc crm.auth.v1.AuthService.DescribeShareLink
+   */
+  describeShareLink: {
+    methodKind: "unary";
+    input: typeof DescribeShareLinkRequestSchema;
+    output: typeof DescribeShareLinkResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_auth_v1_auth, 0);
 
@@ -405,6 +773,30 @@ export const AuthAdminService: GenService<{
     methodKind: "unary";
     input: typeof RevokeKeyRequestSchema;
     output: typeof RevokeKeyResponseSchema;
+  },
+  /**
+   * @generated from rpc crm.auth.v1.AuthAdminService.CreateShareLink
+   */
+  createShareLink: {
+    methodKind: "unary";
+    input: typeof CreateShareLinkRequestSchema;
+    output: typeof CreateShareLinkResponseSchema;
+  },
+  /**
+   * @generated from rpc crm.auth.v1.AuthAdminService.ListShareLinks
+   */
+  listShareLinks: {
+    methodKind: "unary";
+    input: typeof ListShareLinksRequestSchema;
+    output: typeof ListShareLinksResponseSchema;
+  },
+  /**
+   * @generated from rpc crm.auth.v1.AuthAdminService.RevokeShareLink
+   */
+  revokeShareLink: {
+    methodKind: "unary";
+    input: typeof RevokeShareLinkRequestSchema;
+    output: typeof RevokeShareLinkResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_auth_v1_auth, 1);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/content/v1/content.proto.
  */
 export const file_crm_content_v1_content: GenFile = /*@__PURE__*/
-  fileDesc("Chxjcm0vY29udGVudC92MS9jb250ZW50LnByb3RvEg5jcm0uY29udGVudC52MSJCCgxSZW5kZXJlZEJvZHkSDAoEanNvbhgBIAEoDBIMCgRldGFnGAIgASgJEhYKDmZyZXNoX3VudGlsX21zGAMgASgDIh8KDUxhbmd1YWdlUXVlcnkSDgoGdmFsdWVzGAEgAygJInwKDkdldFBhZ2VSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQFCCAoGX2VtcHR5Ij0KD0dldFBhZ2VSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5In8KEUdldFNlY3Rpb25SZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQFCCAoGX2VtcHR5IkAKEkdldFNlY3Rpb25SZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IoEBCg9HZXRCbG9ja1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIOCgZtYXJrZXIYAiABKAkSFAoHc2VjdGlvbhgDIAEoCUgAiAEBEisKBGxhbmcYBCABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5QgoKCF9zZWN0aW9uIj4KEEdldEJsb2NrUmVzcG9uc2USKgoEYm9keRgBIAEoCzIcLmNybS5jb250ZW50LnYxLlJlbmRlcmVkQm9keSLOAQoQTGlzdFBvc3RzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEisKBGxhbmcYAiABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWxpbWl0GAMgASgJSACIAQESEwoGb2Zmc2V0GAQgASgJSAGIAQESEQoEcGFnZRgFIAEoCUgCiAEBEhUKCHBlcl9wYWdlGAYgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlIj8KEUxpc3RQb3N0c1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiXAoOR2V0UG9zdFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIMCgRzbHVnGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5Ij0KD0dldFBvc3RSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IicKFExpc3RMYW5ndWFnZXNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiQwoVTGlzdExhbmd1YWdlc1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHky/AMKDkNvbnRlbnRTZXJ2aWNlEkoKB0dldFBhZ2USHi5jcm0uY29udGVudC52MS5HZXRQYWdlUmVxdWVzdBofLmNybS5jb250ZW50LnYxLkdldFBhZ2VSZXNwb25zZRJTCgpHZXRTZWN0aW9uEiEuY3JtLmNvbnRlbnQudjEuR2V0U2VjdGlvblJlcXVlc3QaIi5jcm0uY29udGVudC52MS5HZXRTZWN0aW9uUmVzcG9uc2USTQoIR2V0QmxvY2sSHy5jcm0uY29udGVudC52MS5HZXRCbG9ja1JlcXVlc3QaIC5jcm0uY29udGVudC52MS5HZXRCbG9ja1Jlc3BvbnNlElAKCUxpc3RQb3N0cxIgLmNybS5jb250ZW50LnYxLkxpc3RQb3N0c1JlcXVlc3QaIS5jcm0uY29udGVudC52MS5MaXN0UG9zdHNSZXNwb25zZRJKCgdHZXRQb3N0Eh4uY3JtLmNvbnRlbnQudjEuR2V0UG9zdFJlcXVlc3QaHy5jcm0uY29udGVudC52MS5HZXRQb3N0UmVzcG9uc2USXAoNTGlzdExhbmd1YWdlcxIkLmNybS5jb250ZW50LnYxLkxpc3RMYW5ndWFnZXNSZXF1ZXN0GiUuY3JtLmNvbnRlbnQudjEuTGlzdExhbmd1YWdlc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Chxjcm0vY29udGVudC92MS9jb250ZW50LnByb3RvEg5jcm0uY29udGVudC52MSJWCgxSZW5kZXJlZEJvZHkSDAoEanNvbhgBIAEoDBIMCgRldGFnGAIgASgJEhYKDmZyZXNoX3VudGlsX21zGAMgASgDEhIKCmNhY2hlX3RhZ3MYBCABKAkiHwoNTGFuZ3VhZ2VRdWVyeRIOCgZ2YWx1ZXMYASADKAkioAEKDkdldFBhZ2VSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEisKBGxhbmcYAyABKAsyHS5jcm0uY29udGVudC52MS5MYW5ndWFnZVF1ZXJ5EhIKBWVtcHR5GAQgASgJSACIAQESFQoIZmFsbGJhY2sYBSABKAlIAYgBAUIICgZfZW1wdHlCCwoJX2ZhbGxiYWNrIj0KD0dldFBhZ2VSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IqMBChFHZXRTZWN0aW9uUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEg4KBm1hcmtlchgCIAEoCRIrCgRsYW5nGAMgASgLMh0uY3JtLmNvbnRlbnQudjEuTGFuZ3VhZ2VRdWVyeRISCgVlbXB0eRgEIAEoCUgAiAEBEhUKCGZhbGxiYWNrGAUgASgJSAGIAQFCCAoGX2VtcHR5QgsKCV9mYWxsYmFjayJAChJHZXRTZWN0aW9uUmVzcG9uc2USKgoEYm9keRgBIAEoCzIcLmNybS5jb250ZW50LnYxLlJlbmRlcmVkQm9keSKlAQoPR2V0QmxvY2tSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDgoGbWFya2VyGAIgASgJEhQKB3NlY3Rpb24YAyABKAlIAIgBARIrCgRsYW5nGAQgASgLMh0uY3JtLmNvbnRlbnQudjEuTGFuZ3VhZ2VRdWVyeRIVCghmYWxsYmFjaxgFIAEoCUgBiAEBQgoKCF9zZWN0aW9uQgsKCV9mYWxsYmFjayI+ChBHZXRCbG9ja1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkigwIKEExpc3RQb3N0c1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIrCgRsYW5nGAIgASgLMh0uY3JtLmNvbnRlbnQudjEuTGFuZ3VhZ2VRdWVyeRISCgVsaW1pdBgDIAEoCUgAiAEBEhMKBm9mZnNldBgEIAEoCUgBiAEBEhEKBHBhZ2UYBSABKAlIAogBARIVCghwZXJfcGFnZRgGIAEoCUgDiAEBEg8KB3ByZXZpZXcYByABKAgSFQoIZmFsbGJhY2sYCCABKAlIBIgBAUIICgZfbGltaXRCCQoHX29mZnNldEIHCgVfcGFnZUILCglfcGVyX3BhZ2VCCwoJX2ZhbGxiYWNrIj8KEUxpc3RQb3N0c1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkikQEKDkdldFBvc3RSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkSDAoEc2x1ZxgCIAEoCRIrCgRsYW5nGAMgASgLMh0uY3JtLmNvbnRlbnQudjEuTGFuZ3VhZ2VRdWVyeRIPCgdwcmV2aWV3GAQgASgIEhUKCGZhbGxiYWNrGAUgASgJSACIAQFCCwoJX2ZhbGxiYWNrIj0KD0dldFBvc3RSZXNwb25zZRIqCgRib2R5GAEgASgLMhwuY3JtLmNvbnRlbnQudjEuUmVuZGVyZWRCb2R5IicKFExpc3RMYW5ndWFnZXNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiQwoVTGlzdExhbmd1YWdlc1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiIwoQTGlzdFBhZ2VzUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJIj8KEUxpc3RQYWdlc1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiJgoTTGlzdFNlY3Rpb25zUmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJIkIKFExpc3RTZWN0aW9uc1Jlc3BvbnNlEioKBGJvZHkYASABKAsyHC5jcm0uY29udGVudC52MS5SZW5kZXJlZEJvZHkiQgoRR2V0Q2hhbmdlc1JlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRISCgVzaW5jZRgCIAEoCUgAiAEBQggKBl9zaW5jZSJAChJHZXRDaGFuZ2VzUmVzcG9uc2USKgoEYm9keRgBIAEoCzIcLmNybS5jb250ZW50LnYxLlJlbmRlcmVkQm9keTL+BQoOQ29udGVudFNlcnZpY2USSgoHR2V0UGFnZRIeLmNybS5jb250ZW50LnYxLkdldFBhZ2VSZXF1ZXN0Gh8uY3JtLmNvbnRlbnQudjEuR2V0UGFnZVJlc3BvbnNlElMKCkdldFNlY3Rpb24SIS5jcm0uY29udGVudC52MS5HZXRTZWN0aW9uUmVxdWVzdBoiLmNybS5jb250ZW50LnYxLkdldFNlY3Rpb25SZXNwb25zZRJNCghHZXRCbG9jaxIfLmNybS5jb250ZW50LnYxLkdldEJsb2NrUmVxdWVzdBogLmNybS5jb250ZW50LnYxLkdldEJsb2NrUmVzcG9uc2USUAoJTGlzdFBvc3RzEiAuY3JtLmNvbnRlbnQudjEuTGlzdFBvc3RzUmVxdWVzdBohLmNybS5jb250ZW50LnYxLkxpc3RQb3N0c1Jlc3BvbnNlEkoKB0dldFBvc3QSHi5jcm0uY29udGVudC52MS5HZXRQb3N0UmVxdWVzdBofLmNybS5jb250ZW50LnYxLkdldFBvc3RSZXNwb25zZRJcCg1MaXN0TGFuZ3VhZ2VzEiQuY3JtLmNvbnRlbnQudjEuTGlzdExhbmd1YWdlc1JlcXVlc3QaJS5jcm0uY29udGVudC52MS5MaXN0TGFuZ3VhZ2VzUmVzcG9uc2USUAoJTGlzdFBhZ2VzEiAuY3JtLmNvbnRlbnQudjEuTGlzdFBhZ2VzUmVxdWVzdBohLmNybS5jb250ZW50LnYxLkxpc3RQYWdlc1Jlc3BvbnNlElkKDExpc3RTZWN0aW9ucxIjLmNybS5jb250ZW50LnYxLkxpc3RTZWN0aW9uc1JlcXVlc3QaJC5jcm0uY29udGVudC52MS5MaXN0U2VjdGlvbnNSZXNwb25zZRJTCgpHZXRDaGFuZ2VzEiEuY3JtLmNvbnRlbnQudjEuR2V0Q2hhbmdlc1JlcXVlc3QaIi5jcm0uY29udGVudC52MS5HZXRDaGFuZ2VzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * RenderedBody is one public JSON answer. It stays bytes: the gateway sends
@@ -39,6 +39,15 @@ export type RenderedBody = Message<"crm.content.v1.RenderedBody"> & {
    * @generated from field: int64 fresh_until_ms = 3;
    */
   freshUntilMs: bigint;
+
+  /**
+   * What the answer holds, as a CDN purges it: space-separated tags
+   * (site:ID, page:MARKER, section:MARKER, block:SECTION/BLOCK, post:SLUG,
+   * blog, langs), sent as Surrogate-Key and Cache-Tag.
+   *
+   * @generated from field: string cache_tags = 4;
+   */
+  cacheTags: string;
 };
 
 /**
@@ -93,6 +102,13 @@ export type GetPageRequest = Message<"crm.content.v1.GetPageRequest"> & {
    * @generated from field: optional string empty = 4;
    */
   empty?: string | undefined;
+
+  /**
+   * The fallback parameter as received: "true" fills missing languages along site.fallbacks.
+   *
+   * @generated from field: optional string fallback = 5;
+   */
+  fallback?: string | undefined;
 };
 
 /**
@@ -142,6 +158,13 @@ export type GetSectionRequest = Message<"crm.content.v1.GetSectionRequest"> & {
    * @generated from field: optional string empty = 4;
    */
   empty?: string | undefined;
+
+  /**
+   * The fallback parameter as received: "true" fills missing languages along site.fallbacks.
+   *
+   * @generated from field: optional string fallback = 5;
+   */
+  fallback?: string | undefined;
 };
 
 /**
@@ -193,6 +216,13 @@ export type GetBlockRequest = Message<"crm.content.v1.GetBlockRequest"> & {
    * @generated from field: crm.content.v1.LanguageQuery lang = 4;
    */
   lang?: LanguageQuery | undefined;
+
+  /**
+   * The fallback parameter as received: "true" fills missing languages along site.fallbacks.
+   *
+   * @generated from field: optional string fallback = 5;
+   */
+  fallback?: string | undefined;
 };
 
 /**
@@ -254,6 +284,20 @@ export type ListPostsRequest = Message<"crm.content.v1.ListPostsRequest"> & {
    * @generated from field: optional string per_page = 6;
    */
   perPage?: string | undefined;
+
+  /**
+   * A preview key's read: drafts and scheduled posts count too, each with its status.
+   *
+   * @generated from field: bool preview = 7;
+   */
+  preview: boolean;
+
+  /**
+   * The fallback parameter as received: "true" fills missing languages along site.fallbacks.
+   *
+   * @generated from field: optional string fallback = 8;
+   */
+  fallback?: string | undefined;
 };
 
 /**
@@ -298,6 +342,20 @@ export type GetPostRequest = Message<"crm.content.v1.GetPostRequest"> & {
    * @generated from field: crm.content.v1.LanguageQuery lang = 3;
    */
   lang?: LanguageQuery | undefined;
+
+  /**
+   * A preview key's read: a draft or scheduled post is found too, with its status.
+   *
+   * @generated from field: bool preview = 4;
+   */
+  preview: boolean;
+
+  /**
+   * The fallback parameter as received: "true" fills missing languages along site.fallbacks.
+   *
+   * @generated from field: optional string fallback = 5;
+   */
+  fallback?: string | undefined;
 };
 
 /**
@@ -359,6 +417,115 @@ export const ListLanguagesResponseSchema: GenMessage<ListLanguagesResponse> = /*
   messageDesc(file_crm_content_v1_content, 13);
 
 /**
+ * @generated from message crm.content.v1.ListPagesRequest
+ */
+export type ListPagesRequest = Message<"crm.content.v1.ListPagesRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+};
+
+/**
+ * Describes the message crm.content.v1.ListPagesRequest.
+ * Use `create(ListPagesRequestSchema)` to create a new message.
+ */
+export const ListPagesRequestSchema: GenMessage<ListPagesRequest> = /*@__PURE__*/
+  messageDesc(file_crm_content_v1_content, 14);
+
+/**
+ * @generated from message crm.content.v1.ListPagesResponse
+ */
+export type ListPagesResponse = Message<"crm.content.v1.ListPagesResponse"> & {
+  /**
+   * @generated from field: crm.content.v1.RenderedBody body = 1;
+   */
+  body?: RenderedBody | undefined;
+};
+
+/**
+ * Describes the message crm.content.v1.ListPagesResponse.
+ * Use `create(ListPagesResponseSchema)` to create a new message.
+ */
+export const ListPagesResponseSchema: GenMessage<ListPagesResponse> = /*@__PURE__*/
+  messageDesc(file_crm_content_v1_content, 15);
+
+/**
+ * @generated from message crm.content.v1.ListSectionsRequest
+ */
+export type ListSectionsRequest = Message<"crm.content.v1.ListSectionsRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+};
+
+/**
+ * Describes the message crm.content.v1.ListSectionsRequest.
+ * Use `create(ListSectionsRequestSchema)` to create a new message.
+ */
+export const ListSectionsRequestSchema: GenMessage<ListSectionsRequest> = /*@__PURE__*/
+  messageDesc(file_crm_content_v1_content, 16);
+
+/**
+ * @generated from message crm.content.v1.ListSectionsResponse
+ */
+export type ListSectionsResponse = Message<"crm.content.v1.ListSectionsResponse"> & {
+  /**
+   * @generated from field: crm.content.v1.RenderedBody body = 1;
+   */
+  body?: RenderedBody | undefined;
+};
+
+/**
+ * Describes the message crm.content.v1.ListSectionsResponse.
+ * Use `create(ListSectionsResponseSchema)` to create a new message.
+ */
+export const ListSectionsResponseSchema: GenMessage<ListSectionsResponse> = /*@__PURE__*/
+  messageDesc(file_crm_content_v1_content, 17);
+
+/**
+ * @generated from message crm.content.v1.GetChangesRequest
+ */
+export type GetChangesRequest = Message<"crm.content.v1.GetChangesRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * The since parameter as received; unset: everything.
+   *
+   * @generated from field: optional string since = 2;
+   */
+  since?: string | undefined;
+};
+
+/**
+ * Describes the message crm.content.v1.GetChangesRequest.
+ * Use `create(GetChangesRequestSchema)` to create a new message.
+ */
+export const GetChangesRequestSchema: GenMessage<GetChangesRequest> = /*@__PURE__*/
+  messageDesc(file_crm_content_v1_content, 18);
+
+/**
+ * @generated from message crm.content.v1.GetChangesResponse
+ */
+export type GetChangesResponse = Message<"crm.content.v1.GetChangesResponse"> & {
+  /**
+   * @generated from field: crm.content.v1.RenderedBody body = 1;
+   */
+  body?: RenderedBody | undefined;
+};
+
+/**
+ * Describes the message crm.content.v1.GetChangesResponse.
+ * Use `create(GetChangesResponseSchema)` to create a new message.
+ */
+export const GetChangesResponseSchema: GenMessage<GetChangesResponse> = /*@__PURE__*/
+  messageDesc(file_crm_content_v1_content, 19);
+
+/**
  * ContentService answers the read-only content API for one site. Every answer
  * is the public JSON body already shaped (maps keep the site's language order,
  * which protobuf maps cannot), with its strong ETag and how long it may be
@@ -418,6 +585,37 @@ export const ContentService: GenService<{
     methodKind: "unary";
     input: typeof ListLanguagesRequestSchema;
     output: typeof ListLanguagesResponseSchema;
+  },
+  /**
+   * The page index: every page's marker, href and updatedAt, in manifest order.
+   *
+   * @generated from rpc crm.content.v1.ContentService.ListPages
+   */
+  listPages: {
+    methodKind: "unary";
+    input: typeof ListPagesRequestSchema;
+    output: typeof ListPagesResponseSchema;
+  },
+  /**
+   * The section index: every section's marker, show, page and updatedAt.
+   *
+   * @generated from rpc crm.content.v1.ContentService.ListSections
+   */
+  listSections: {
+    methodKind: "unary";
+    input: typeof ListSectionsRequestSchema;
+    output: typeof ListSectionsResponseSchema;
+  },
+  /**
+   * The changes feed: everything the API answers, or what changed since a
+   * cursor an earlier answer gave (invalid_cursor when this site gave none such).
+   *
+   * @generated from rpc crm.content.v1.ContentService.GetChanges
+   */
+  getChanges: {
+    methodKind: "unary";
+    input: typeof GetChangesRequestSchema;
+    output: typeof GetChangesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_content_v1_content, 0);

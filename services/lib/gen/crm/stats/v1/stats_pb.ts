@@ -12,7 +12,213 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file crm/stats/v1/stats.proto.
  */
 export const file_crm_stats_v1_stats: GenFile = /*@__PURE__*/
-  fileDesc("Chhjcm0vc3RhdHMvdjEvc3RhdHMucHJvdG8SDGNybS5zdGF0cy52MSJGCgxRdWVyeVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIlCgRib2R5GAIgASgLMhcuY3JtLnN0YXRzLnYxLlF1ZXJ5Qm9keSKCAwoJUXVlcnlCb2R5EicKB21ldHJpY3MYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKgoKZGF0ZV9yYW5nZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIqCgpkaW1lbnNpb25zGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2ZpbHRlcnMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKAoIb3JkZXJfYnkYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoHaW5jbHVkZRgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIlCgVsaW1pdBgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvZmZzZXQYCCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAkgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIlIKDlF1ZXJ5RGltZW5zaW9uEioKCWRpbWVuc2lvbhgBIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb24SFAoMcHJvcGVydHlfa2V5GAIgASgJIiMKBERheXMSDQoFZmlyc3QYASABKAkSDAoEbGFzdBgCIAEoCSJpCglEYXRlUmFuZ2USLwoGcHJlc2V0GAEgASgOMh0uY3JtLnN0YXRzLnYxLkRhdGVSYW5nZVByZXNldEgAEiIKBGRheXMYAiABKAsyEi5jcm0uc3RhdHMudjEuRGF5c0gAQgcKBXJhbmdlIq8BCgZGaWx0ZXISLgoIb3BlcmF0b3IYASABKA4yHC5jcm0uc3RhdHMudjEuRmlsdGVyT3BlcmF0b3ISLgoJZGltZW5zaW9uGAIgASgOMhcuY3JtLnN0YXRzLnYxLkRpbWVuc2lvbkICGAESDgoGdmFsdWVzGAMgAygJEjUKD3F1ZXJ5X2RpbWVuc2lvbhgEIAEoCzIcLmNybS5zdGF0cy52MS5RdWVyeURpbWVuc2lvbiLMAQoFT3JkZXISJgoGbWV0cmljGAEgASgOMhQuY3JtLnN0YXRzLnYxLk1ldHJpY0gAEjAKCWRpbWVuc2lvbhgCIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25CAhgBSAASNwoPcXVlcnlfZGltZW5zaW9uGAQgASgLMhwuY3JtLnN0YXRzLnYxLlF1ZXJ5RGltZW5zaW9uSAASKgoJZGlyZWN0aW9uGAMgASgOMhcuY3JtLnN0YXRzLnYxLkRpcmVjdGlvbkIECgJieSJkCgdDb21wYXJlEi0KBnByZXNldBgBIAEoDjIbLmNybS5zdGF0cy52MS5Db21wYXJlUHJlc2V0SAASIgoEZGF5cxgCIAEoCzISLmNybS5zdGF0cy52MS5EYXlzSABCBgoEd2l0aCLKAwoFUXVlcnkSJQoHbWV0cmljcxgBIAMoDjIULmNybS5zdGF0cy52MS5NZXRyaWMSKwoKZGF0ZV9yYW5nZRgCIAEoCzIXLmNybS5zdGF0cy52MS5EYXRlUmFuZ2USLwoKZGltZW5zaW9ucxgDIAMoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25CAhgBEiUKB2ZpbHRlcnMYBCADKAsyFC5jcm0uc3RhdHMudjEuRmlsdGVyEiUKCG9yZGVyX2J5GAUgAygLMhMuY3JtLnN0YXRzLnYxLk9yZGVyEhYKDmluY2x1ZGVfdG90YWxzGAYgASgIEhQKDGluY2x1ZGVfYm90cxgHIAEoCBINCgVsaW1pdBgIIAEoBRIOCgZvZmZzZXQYCSABKAUSFgoJdGltZV96b25lGAogASgJSACIAQESNgoQcXVlcnlfZGltZW5zaW9ucxgLIAMoCzIcLmNybS5zdGF0cy52MS5RdWVyeURpbWVuc2lvbhImCgdjb21wYXJlGAwgASgLMhUuY3JtLnN0YXRzLnYxLkNvbXBhcmUSGwoTaW5jbHVkZV90aW1lX2xhYmVscxgNIAEoCEIMCgpfdGltZV96b25lIi4KDkRpbWVuc2lvblZhbHVlEhIKBXZhbHVlGAEgASgJSACIAQFCCAoGX3ZhbHVlIogBCg9DdXJyZW5jeUFtb3VudHMSQgoLbWlub3JfdW5pdHMYASADKAsyLS5jcm0uc3RhdHMudjEuQ3VycmVuY3lBbW91bnRzLk1pbm9yVW5pdHNFbnRyeRoxCg9NaW5vclVuaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJaCgtNZXRyaWNWYWx1ZRIQCgZudW1iZXIYASABKAFIABIwCgdhbW91bnRzGAIgASgLMh0uY3JtLnN0YXRzLnYxLkN1cnJlbmN5QW1vdW50c0gAQgcKBXZhbHVlIpcBCglSZXN1bHRSb3cSMAoKZGltZW5zaW9ucxgBIAMoCzIcLmNybS5zdGF0cy52MS5EaW1lbnNpb25WYWx1ZRIqCgdtZXRyaWNzGAIgAygLMhkuY3JtLnN0YXRzLnYxLk1ldHJpY1ZhbHVlEiwKCmNvbXBhcmlzb24YAyABKAsyGC5jcm0uc3RhdHMudjEuQ29tcGFyaXNvbiI0CgZUb3RhbHMSKgoHbWV0cmljcxgBIAMoCzIZLmNybS5zdGF0cy52MS5NZXRyaWNWYWx1ZSIuCg5PcHRpb25hbE51bWJlchISCgV2YWx1ZRgBIAEoAUgAiAEBQggKBl92YWx1ZSJYCgZDaGFuZ2USEAoGbnVtYmVyGAEgASgBSAASMwoKY3VycmVuY2llcxgCIAEoCzIdLmNybS5zdGF0cy52MS5DdXJyZW5jeUNoYW5nZXNIAEIHCgV2YWx1ZSKcAQoPQ3VycmVuY3lDaGFuZ2VzEjsKB3BlcmNlbnQYASADKAsyKi5jcm0uc3RhdHMudjEuQ3VycmVuY3lDaGFuZ2VzLlBlcmNlbnRFbnRyeRpMCgxQZXJjZW50RW50cnkSCwoDa2V5GAEgASgJEisKBXZhbHVlGAIgASgLMhwuY3JtLnN0YXRzLnYxLk9wdGlvbmFsTnVtYmVyOgI4ASKQAQoKQ29tcGFyaXNvbhIwCgpkaW1lbnNpb25zGAEgAygLMhwuY3JtLnN0YXRzLnYxLkRpbWVuc2lvblZhbHVlEioKB21ldHJpY3MYAiADKAsyGS5jcm0uc3RhdHMudjEuTWV0cmljVmFsdWUSJAoGY2hhbmdlGAMgAygLMhQuY3JtLnN0YXRzLnYxLkNoYW5nZSIkCgVUaW1lcxINCgVmaXJzdBgBIAEoCRIMCgRsYXN0GAIgASgJImIKDUNvbXBhcmVkUmFuZ2USIgoEZGF5cxgBIAEoCzISLmNybS5zdGF0cy52MS5EYXlzSAASJAoFdGltZXMYAiABKAsyEy5jcm0uc3RhdHMudjEuVGltZXNIAEIHCgVyYW5nZSKcAQoETWV0YRIRCgl0aW1lX3pvbmUYASABKAkSEQoJZmlyc3RfZGF5GAIgASgJEhAKCGxhc3RfZGF5GAMgASgJEhIKCnRvdGFsX3Jvd3MYBCABKAMSEwoLdGltZV9sYWJlbHMYBSADKAkSMwoOY29tcGFyZWRfcmFuZ2UYBiABKAsyGy5jcm0uc3RhdHMudjEuQ29tcGFyZWRSYW5nZSLaAQoNUXVlcnlSZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcuY3JtLnN0YXRzLnYxLlJlc3VsdFJvdxIkCgZ0b3RhbHMYAiABKAsyFC5jcm0uc3RhdHMudjEuVG90YWxzEiAKBG1ldGEYAyABKAsyEi5jcm0uc3RhdHMudjEuTWV0YRIiCgVxdWVyeRgEIAEoCzITLmNybS5zdGF0cy52MS5RdWVyeRIzChF0b3RhbHNfY29tcGFyaXNvbhgFIAEoCzIYLmNybS5zdGF0cy52MS5Db21wYXJpc29uIkgKDUZ1bm5lbFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRImCgRib2R5GAIgASgLMhguY3JtLnN0YXRzLnYxLkZ1bm5lbEJvZHki3AEKCkZ1bm5lbEJvZHkSKgoKZGF0ZV9yYW5nZRgBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRInCgdmaWx0ZXJzGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2luY2x1ZGUYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJQoFc3RlcHMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKCkZ1bm5lbFN0ZXASDgoEcGFnZRgBIAEoCUgAEg8KBWV2ZW50GAIgASgJSAASDgoEbGVhZBgDIAEoCEgAQgcKBW1hdGNoIocBChBGdW5uZWxTdGVwUmVzdWx0EiYKBHN0ZXAYASABKAsyGC5jcm0uc3RhdHMudjEuRnVubmVsU3RlcBIQCgh2aXNpdG9ycxgCIAEoAxIOCgZ2aXNpdHMYAyABKAMSFwoPY29udmVyc2lvbl9yYXRlGAQgASgBEhAKCGRyb3Bfb2ZmGAUgASgDImEKDkZ1bm5lbFJlc3BvbnNlEi0KBXN0ZXBzGAEgAygLMh4uY3JtLnN0YXRzLnYxLkZ1bm5lbFN0ZXBSZXN1bHQSIAoEbWV0YRgCIAEoCzISLmNybS5zdGF0cy52MS5NZXRhIh4KC1NpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiJwoKRXZlbnRQYXJhbRILCgNrZXkYASABKAkSDAoEdHlwZRgCIAEoCSKeAQoJRXZlbnRUeXBlEgwKBG5hbWUYASABKAkSDQoFdGl0bGUYAiABKAkSDgoGc3RhdHVzGAMgASgJEigKBnBhcmFtcxgEIAMoCzIYLmNybS5zdGF0cy52MS5FdmVudFBhcmFtEhYKDmJyaW5nc19yZXZlbnVlGAUgASgIEhUKCGN1cnJlbmN5GAYgASgJSACIAQFCCwoJX2N1cnJlbmN5InMKDFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKCXRpbWVfem9uZRgCIAEoCUgAiAEBEiwKC2V2ZW50X3R5cGVzGAMgAygLMhcuY3JtLnN0YXRzLnYxLkV2ZW50VHlwZUIMCgpfdGltZV96b25lKoICCgZNZXRyaWMSFgoSTUVUUklDX1VOU1BFQ0lGSUVEEAASFAoQTUVUUklDX1BBR0VWSUVXUxABEhEKDU1FVFJJQ19WSVNJVFMQAhITCg9NRVRSSUNfVklTSVRPUlMQAxIRCg1NRVRSSUNfRVZFTlRTEAQSEAoMTUVUUklDX0xFQURTEAUSEgoOTUVUUklDX1JFVkVOVUUQBhIWChJNRVRSSUNfQk9VTkNFX1JBVEUQBxIZChVNRVRSSUNfVklTSVRfRFVSQVRJT04QCBIaChZNRVRSSUNfVklFV1NfUEVSX1ZJU0lUEAkSGgoWTUVUUklDX0NPTlZFUlNJT05fUkFURRAKKvQFCglEaW1lbnNpb24SGQoVRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASFwoTRElNRU5TSU9OX1RJTUVfSE9VUhABEhYKEkRJTUVOU0lPTl9USU1FX0RBWRACEhcKE0RJTUVOU0lPTl9USU1FX1dFRUsQAxIYChRESU1FTlNJT05fVElNRV9NT05USBAEEhsKF0RJTUVOU0lPTl9WSVNJVF9DSEFOTkVMEAUSGgoWRElNRU5TSU9OX1ZJU0lUX1NPVVJDRRAGEh4KGkRJTUVOU0lPTl9WSVNJVF9VVE1fU09VUkNFEAcSHgoaRElNRU5TSU9OX1ZJU0lUX1VUTV9NRURJVU0QCBIgChxESU1FTlNJT05fVklTSVRfVVRNX0NBTVBBSUdOEAkSHAoYRElNRU5TSU9OX1ZJU0lUX1VUTV9URVJNEAoSHwobRElNRU5TSU9OX1ZJU0lUX1VUTV9DT05URU5UEAsSGwoXRElNRU5TSU9OX1ZJU0lUX0FEX0xJTksQDBIeChpESU1FTlNJT05fVklTSVRfRU5UUllfUEFHRRANEhsKF0RJTUVOU0lPTl9WSVNJVF9DT1VOVFJZEA4SGgoWRElNRU5TSU9OX1ZJU0lUX0RFVklDRRAPEhsKF0RJTUVOU0lPTl9WSVNJVF9CUk9XU0VSEBASFgoSRElNRU5TSU9OX1ZJU0lUX09TEBESIAocRElNRU5TSU9OX1ZJU0lUX1ZJU0lUT1JfVFlQRRASEhgKFERJTUVOU0lPTl9FVkVOVF9OQU1FEBMSGAoURElNRU5TSU9OX0VWRU5UX1BBR0UQFBIZChVESU1FTlNJT05fVElNRV9NSU5VVEUQFRIdChlESU1FTlNJT05fVklTSVRfRVhJVF9QQUdFEBYSHAoYRElNRU5TSU9OX1ZJU0lUX1JFRkVSUkVSEBcSGgoWRElNRU5TSU9OX1ZJU0lUX1NDUkVFThAYEhkKFURJTUVOU0lPTl9FVkVOVF9QUk9QUxAZKqUBCg5GaWx0ZXJPcGVyYXRvchIfChtGSUxURVJfT1BFUkFUT1JfVU5TUEVDSUZJRUQQABIWChJGSUxURVJfT1BFUkFUT1JfSVMQARIaChZGSUxURVJfT1BFUkFUT1JfSVNfTk9UEAISHAoYRklMVEVSX09QRVJBVE9SX0NPTlRBSU5TEAMSIAocRklMVEVSX09QRVJBVE9SX0NPTlRBSU5TX05PVBAEKk0KCURpcmVjdGlvbhIZChVESVJFQ1RJT05fVU5TUEVDSUZJRUQQABIRCg1ESVJFQ1RJT05fQVNDEAESEgoORElSRUNUSU9OX0RFU0MQAiraAgoPRGF0ZVJhbmdlUHJlc2V0EiEKHURBVEVfUkFOR0VfUFJFU0VUX1VOU1BFQ0lGSUVEEAASGwoXREFURV9SQU5HRV9QUkVTRVRfVE9EQVkQARIfChtEQVRFX1JBTkdFX1BSRVNFVF9ZRVNURVJEQVkQAhIhCh1EQVRFX1JBTkdFX1BSRVNFVF9MQVNUXzdfREFZUxADEiIKHkRBVEVfUkFOR0VfUFJFU0VUX0xBU1RfMzBfREFZUxAEEhsKF0RBVEVfUkFOR0VfUFJFU0VUX01PTlRIEAUSGgoWREFURV9SQU5HRV9QUkVTRVRfWUVBUhAGEhkKFURBVEVfUkFOR0VfUFJFU0VUX0FMTBAHEiUKIURBVEVfUkFOR0VfUFJFU0VUX0xBU1RfMzBfTUlOVVRFUxAIEiQKIERBVEVfUkFOR0VfUFJFU0VUX0xBU1RfNV9NSU5VVEVTEAkqdgoNQ29tcGFyZVByZXNldBIeChpDT01QQVJFX1BSRVNFVF9VTlNQRUNJRklFRBAAEiIKHkNPTVBBUkVfUFJFU0VUX1BSRVZJT1VTX1BFUklPRBABEiEKHUNPTVBBUkVfUFJFU0VUX1lFQVJfT1ZFUl9ZRUFSEAIy1AEKDFN0YXRzU2VydmljZRJACgVRdWVyeRIaLmNybS5zdGF0cy52MS5RdWVyeVJlcXVlc3QaGy5jcm0uc3RhdHMudjEuUXVlcnlSZXNwb25zZRJDCgZGdW5uZWwSGy5jcm0uc3RhdHMudjEuRnVubmVsUmVxdWVzdBocLmNybS5zdGF0cy52MS5GdW5uZWxSZXNwb25zZRI9CgRTaXRlEhkuY3JtLnN0YXRzLnYxLlNpdGVSZXF1ZXN0GhouY3JtLnN0YXRzLnYxLlNpdGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("Chhjcm0vc3RhdHMvdjEvc3RhdHMucHJvdG8SDGNybS5zdGF0cy52MSJMCgdTZWdtZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoHZmlsdGVycxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSImChNMaXN0U2VnbWVudHNSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiPwoUTGlzdFNlZ21lbnRzUmVzcG9uc2USJwoIc2VnbWVudHMYASADKAsyFS5jcm0uc3RhdHMudjEuU2VnbWVudCJcCgtTZWdtZW50Qm9keRIkCgRuYW1lGAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2ZpbHRlcnMYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiUAoUQ3JlYXRlU2VnbWVudFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRInCgRib2R5GAIgASgLMhkuY3JtLnN0YXRzLnYxLlNlZ21lbnRCb2R5Il0KFVJlcGxhY2VTZWdtZW50UmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEgoKAmlkGAIgASgJEicKBGJvZHkYAyABKAsyGS5jcm0uc3RhdHMudjEuU2VnbWVudEJvZHkiPwoVQ3JlYXRlU2VnbWVudFJlc3BvbnNlEiYKB3NlZ21lbnQYASABKAsyFS5jcm0uc3RhdHMudjEuU2VnbWVudCJAChZSZXBsYWNlU2VnbWVudFJlc3BvbnNlEiYKB3NlZ21lbnQYASABKAsyFS5jcm0uc3RhdHMudjEuU2VnbWVudCIzChREZWxldGVTZWdtZW50UmVxdWVzdBIPCgdzaXRlX2lkGAEgASgJEgoKAmlkGAIgASgJIhcKFURlbGV0ZVNlZ21lbnRSZXNwb25zZSJGCgxRdWVyeVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRIlCgRib2R5GAIgASgLMhcuY3JtLnN0YXRzLnYxLlF1ZXJ5Qm9keSKCAwoJUXVlcnlCb2R5EicKB21ldHJpY3MYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKgoKZGF0ZV9yYW5nZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIqCgpkaW1lbnNpb25zGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2ZpbHRlcnMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKAoIb3JkZXJfYnkYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJwoHaW5jbHVkZRgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIlCgVsaW1pdBgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvZmZzZXQYCCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAkgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIlIKDlF1ZXJ5RGltZW5zaW9uEioKCWRpbWVuc2lvbhgBIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb24SFAoMcHJvcGVydHlfa2V5GAIgASgJIiMKBERheXMSDQoFZmlyc3QYASABKAkSDAoEbGFzdBgCIAEoCSJpCglEYXRlUmFuZ2USLwoGcHJlc2V0GAEgASgOMh0uY3JtLnN0YXRzLnYxLkRhdGVSYW5nZVByZXNldEgAEiIKBGRheXMYAiABKAsyEi5jcm0uc3RhdHMudjEuRGF5c0gAQgcKBXJhbmdlIq8BCgZGaWx0ZXISLgoIb3BlcmF0b3IYASABKA4yHC5jcm0uc3RhdHMudjEuRmlsdGVyT3BlcmF0b3ISLgoJZGltZW5zaW9uGAIgASgOMhcuY3JtLnN0YXRzLnYxLkRpbWVuc2lvbkICGAESDgoGdmFsdWVzGAMgAygJEjUKD3F1ZXJ5X2RpbWVuc2lvbhgEIAEoCzIcLmNybS5zdGF0cy52MS5RdWVyeURpbWVuc2lvbiLMAQoFT3JkZXISJgoGbWV0cmljGAEgASgOMhQuY3JtLnN0YXRzLnYxLk1ldHJpY0gAEjAKCWRpbWVuc2lvbhgCIAEoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25CAhgBSAASNwoPcXVlcnlfZGltZW5zaW9uGAQgASgLMhwuY3JtLnN0YXRzLnYxLlF1ZXJ5RGltZW5zaW9uSAASKgoJZGlyZWN0aW9uGAMgASgOMhcuY3JtLnN0YXRzLnYxLkRpcmVjdGlvbkIECgJieSJkCgdDb21wYXJlEi0KBnByZXNldBgBIAEoDjIbLmNybS5zdGF0cy52MS5Db21wYXJlUHJlc2V0SAASIgoEZGF5cxgCIAEoCzISLmNybS5zdGF0cy52MS5EYXlzSABCBgoEd2l0aCLKAwoFUXVlcnkSJQoHbWV0cmljcxgBIAMoDjIULmNybS5zdGF0cy52MS5NZXRyaWMSKwoKZGF0ZV9yYW5nZRgCIAEoCzIXLmNybS5zdGF0cy52MS5EYXRlUmFuZ2USLwoKZGltZW5zaW9ucxgDIAMoDjIXLmNybS5zdGF0cy52MS5EaW1lbnNpb25CAhgBEiUKB2ZpbHRlcnMYBCADKAsyFC5jcm0uc3RhdHMudjEuRmlsdGVyEiUKCG9yZGVyX2J5GAUgAygLMhMuY3JtLnN0YXRzLnYxLk9yZGVyEhYKDmluY2x1ZGVfdG90YWxzGAYgASgIEhQKDGluY2x1ZGVfYm90cxgHIAEoCBINCgVsaW1pdBgIIAEoBRIOCgZvZmZzZXQYCSABKAUSFgoJdGltZV96b25lGAogASgJSACIAQESNgoQcXVlcnlfZGltZW5zaW9ucxgLIAMoCzIcLmNybS5zdGF0cy52MS5RdWVyeURpbWVuc2lvbhImCgdjb21wYXJlGAwgASgLMhUuY3JtLnN0YXRzLnYxLkNvbXBhcmUSGwoTaW5jbHVkZV90aW1lX2xhYmVscxgNIAEoCEIMCgpfdGltZV96b25lIi4KDkRpbWVuc2lvblZhbHVlEhIKBXZhbHVlGAEgASgJSACIAQFCCAoGX3ZhbHVlIogBCg9DdXJyZW5jeUFtb3VudHMSQgoLbWlub3JfdW5pdHMYASADKAsyLS5jcm0uc3RhdHMudjEuQ3VycmVuY3lBbW91bnRzLk1pbm9yVW5pdHNFbnRyeRoxCg9NaW5vclVuaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJaCgtNZXRyaWNWYWx1ZRIQCgZudW1iZXIYASABKAFIABIwCgdhbW91bnRzGAIgASgLMh0uY3JtLnN0YXRzLnYxLkN1cnJlbmN5QW1vdW50c0gAQgcKBXZhbHVlIpcBCglSZXN1bHRSb3cSMAoKZGltZW5zaW9ucxgBIAMoCzIcLmNybS5zdGF0cy52MS5EaW1lbnNpb25WYWx1ZRIqCgdtZXRyaWNzGAIgAygLMhkuY3JtLnN0YXRzLnYxLk1ldHJpY1ZhbHVlEiwKCmNvbXBhcmlzb24YAyABKAsyGC5jcm0uc3RhdHMudjEuQ29tcGFyaXNvbiI0CgZUb3RhbHMSKgoHbWV0cmljcxgBIAMoCzIZLmNybS5zdGF0cy52MS5NZXRyaWNWYWx1ZSIuCg5PcHRpb25hbE51bWJlchISCgV2YWx1ZRgBIAEoAUgAiAEBQggKBl92YWx1ZSJYCgZDaGFuZ2USEAoGbnVtYmVyGAEgASgBSAASMwoKY3VycmVuY2llcxgCIAEoCzIdLmNybS5zdGF0cy52MS5DdXJyZW5jeUNoYW5nZXNIAEIHCgV2YWx1ZSKcAQoPQ3VycmVuY3lDaGFuZ2VzEjsKB3BlcmNlbnQYASADKAsyKi5jcm0uc3RhdHMudjEuQ3VycmVuY3lDaGFuZ2VzLlBlcmNlbnRFbnRyeRpMCgxQZXJjZW50RW50cnkSCwoDa2V5GAEgASgJEisKBXZhbHVlGAIgASgLMhwuY3JtLnN0YXRzLnYxLk9wdGlvbmFsTnVtYmVyOgI4ASKQAQoKQ29tcGFyaXNvbhIwCgpkaW1lbnNpb25zGAEgAygLMhwuY3JtLnN0YXRzLnYxLkRpbWVuc2lvblZhbHVlEioKB21ldHJpY3MYAiADKAsyGS5jcm0uc3RhdHMudjEuTWV0cmljVmFsdWUSJAoGY2hhbmdlGAMgAygLMhQuY3JtLnN0YXRzLnYxLkNoYW5nZSIkCgVUaW1lcxINCgVmaXJzdBgBIAEoCRIMCgRsYXN0GAIgASgJImIKDUNvbXBhcmVkUmFuZ2USIgoEZGF5cxgBIAEoCzISLmNybS5zdGF0cy52MS5EYXlzSAASJAoFdGltZXMYAiABKAsyEy5jcm0uc3RhdHMudjEuVGltZXNIAEIHCgVyYW5nZSKcAQoETWV0YRIRCgl0aW1lX3pvbmUYASABKAkSEQoJZmlyc3RfZGF5GAIgASgJEhAKCGxhc3RfZGF5GAMgASgJEhIKCnRvdGFsX3Jvd3MYBCABKAMSEwoLdGltZV9sYWJlbHMYBSADKAkSMwoOY29tcGFyZWRfcmFuZ2UYBiABKAsyGy5jcm0uc3RhdHMudjEuQ29tcGFyZWRSYW5nZSLaAQoNUXVlcnlSZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcuY3JtLnN0YXRzLnYxLlJlc3VsdFJvdxIkCgZ0b3RhbHMYAiABKAsyFC5jcm0uc3RhdHMudjEuVG90YWxzEiAKBG1ldGEYAyABKAsyEi5jcm0uc3RhdHMudjEuTWV0YRIiCgVxdWVyeRgEIAEoCzITLmNybS5zdGF0cy52MS5RdWVyeRIzChF0b3RhbHNfY29tcGFyaXNvbhgFIAEoCzIYLmNybS5zdGF0cy52MS5Db21wYXJpc29uIkgKDUZ1bm5lbFJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCRImCgRib2R5GAIgASgLMhguY3JtLnN0YXRzLnYxLkZ1bm5lbEJvZHki3AEKCkZ1bm5lbEJvZHkSKgoKZGF0ZV9yYW5nZRgBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRInCgdmaWx0ZXJzGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEicKB2luY2x1ZGUYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJQoFc3RlcHMYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJdGltZV96b25lGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKCkZ1bm5lbFN0ZXASDgoEcGFnZRgBIAEoCUgAEg8KBWV2ZW50GAIgASgJSAASDgoEbGVhZBgDIAEoCEgAQgcKBW1hdGNoIocBChBGdW5uZWxTdGVwUmVzdWx0EiYKBHN0ZXAYASABKAsyGC5jcm0uc3RhdHMudjEuRnVubmVsU3RlcBIQCgh2aXNpdG9ycxgCIAEoAxIOCgZ2aXNpdHMYAyABKAMSFwoPY29udmVyc2lvbl9yYXRlGAQgASgBEhAKCGRyb3Bfb2ZmGAUgASgDImEKDkZ1bm5lbFJlc3BvbnNlEi0KBXN0ZXBzGAEgAygLMh4uY3JtLnN0YXRzLnYxLkZ1bm5lbFN0ZXBSZXN1bHQSIAoEbWV0YRgCIAEoCzISLmNybS5zdGF0cy52MS5NZXRhIh4KC1NpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiJwoKRXZlbnRQYXJhbRILCgNrZXkYASABKAkSDAoEdHlwZRgCIAEoCSKeAQoJRXZlbnRUeXBlEgwKBG5hbWUYASABKAkSDQoFdGl0bGUYAiABKAkSDgoGc3RhdHVzGAMgASgJEigKBnBhcmFtcxgEIAMoCzIYLmNybS5zdGF0cy52MS5FdmVudFBhcmFtEhYKDmJyaW5nc19yZXZlbnVlGAUgASgIEhUKCGN1cnJlbmN5GAYgASgJSACIAQFCCwoJX2N1cnJlbmN5InMKDFNpdGVSZXNwb25zZRIPCgdzaXRlX2lkGAEgASgJEhYKCXRpbWVfem9uZRgCIAEoCUgAiAEBEiwKC2V2ZW50X3R5cGVzGAMgAygLMhcuY3JtLnN0YXRzLnYxLkV2ZW50VHlwZUIMCgpfdGltZV96b25lKoICCgZNZXRyaWMSFgoSTUVUUklDX1VOU1BFQ0lGSUVEEAASFAoQTUVUUklDX1BBR0VWSUVXUxABEhEKDU1FVFJJQ19WSVNJVFMQAhITCg9NRVRSSUNfVklTSVRPUlMQAxIRCg1NRVRSSUNfRVZFTlRTEAQSEAoMTUVUUklDX0xFQURTEAUSEgoOTUVUUklDX1JFVkVOVUUQBhIWChJNRVRSSUNfQk9VTkNFX1JBVEUQBxIZChVNRVRSSUNfVklTSVRfRFVSQVRJT04QCBIaChZNRVRSSUNfVklFV1NfUEVSX1ZJU0lUEAkSGgoWTUVUUklDX0NPTlZFUlNJT05fUkFURRAKKosGCglEaW1lbnNpb24SGQoVRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASFwoTRElNRU5TSU9OX1RJTUVfSE9VUhABEhYKEkRJTUVOU0lPTl9USU1FX0RBWRACEhcKE0RJTUVOU0lPTl9USU1FX1dFRUsQAxIYChRESU1FTlNJT05fVElNRV9NT05USBAEEhsKF0RJTUVOU0lPTl9WSVNJVF9DSEFOTkVMEAUSGgoWRElNRU5TSU9OX1ZJU0lUX1NPVVJDRRAGEh4KGkRJTUVOU0lPTl9WSVNJVF9VVE1fU09VUkNFEAcSHgoaRElNRU5TSU9OX1ZJU0lUX1VUTV9NRURJVU0QCBIgChxESU1FTlNJT05fVklTSVRfVVRNX0NBTVBBSUdOEAkSHAoYRElNRU5TSU9OX1ZJU0lUX1VUTV9URVJNEAoSHwobRElNRU5TSU9OX1ZJU0lUX1VUTV9DT05URU5UEAsSGwoXRElNRU5TSU9OX1ZJU0lUX0FEX0xJTksQDBIeChpESU1FTlNJT05fVklTSVRfRU5UUllfUEFHRRANEhsKF0RJTUVOU0lPTl9WSVNJVF9DT1VOVFJZEA4SGgoWRElNRU5TSU9OX1ZJU0lUX0RFVklDRRAPEhsKF0RJTUVOU0lPTl9WSVNJVF9CUk9XU0VSEBASFgoSRElNRU5TSU9OX1ZJU0lUX09TEBESIAocRElNRU5TSU9OX1ZJU0lUX1ZJU0lUT1JfVFlQRRASEhgKFERJTUVOU0lPTl9FVkVOVF9OQU1FEBMSGAoURElNRU5TSU9OX0VWRU5UX1BBR0UQFBIZChVESU1FTlNJT05fVElNRV9NSU5VVEUQFRIdChlESU1FTlNJT05fVklTSVRfRVhJVF9QQUdFEBYSHAoYRElNRU5TSU9OX1ZJU0lUX1JFRkVSUkVSEBcSGgoWRElNRU5TSU9OX1ZJU0lUX1NDUkVFThAYEhkKFURJTUVOU0lPTl9FVkVOVF9QUk9QUxAZEhUKEURJTUVOU0lPTl9TRUdNRU5UEBoqpQEKDkZpbHRlck9wZXJhdG9yEh8KG0ZJTFRFUl9PUEVSQVRPUl9VTlNQRUNJRklFRBAAEhYKEkZJTFRFUl9PUEVSQVRPUl9JUxABEhoKFkZJTFRFUl9PUEVSQVRPUl9JU19OT1QQAhIcChhGSUxURVJfT1BFUkFUT1JfQ09OVEFJTlMQAxIgChxGSUxURVJfT1BFUkFUT1JfQ09OVEFJTlNfTk9UEAQqTQoJRGlyZWN0aW9uEhkKFURJUkVDVElPTl9VTlNQRUNJRklFRBAAEhEKDURJUkVDVElPTl9BU0MQARISCg5ESVJFQ1RJT05fREVTQxACKtoCCg9EYXRlUmFuZ2VQcmVzZXQSIQodREFURV9SQU5HRV9QUkVTRVRfVU5TUEVDSUZJRUQQABIbChdEQVRFX1JBTkdFX1BSRVNFVF9UT0RBWRABEh8KG0RBVEVfUkFOR0VfUFJFU0VUX1lFU1RFUkRBWRACEiEKHURBVEVfUkFOR0VfUFJFU0VUX0xBU1RfN19EQVlTEAMSIgoeREFURV9SQU5HRV9QUkVTRVRfTEFTVF8zMF9EQVlTEAQSGwoXREFURV9SQU5HRV9QUkVTRVRfTU9OVEgQBRIaChZEQVRFX1JBTkdFX1BSRVNFVF9ZRUFSEAYSGQoVREFURV9SQU5HRV9QUkVTRVRfQUxMEAcSJQohREFURV9SQU5HRV9QUkVTRVRfTEFTVF8zMF9NSU5VVEVTEAgSJAogREFURV9SQU5HRV9QUkVTRVRfTEFTVF81X01JTlVURVMQCSp2Cg1Db21wYXJlUHJlc2V0Eh4KGkNPTVBBUkVfUFJFU0VUX1VOU1BFQ0lGSUVEEAASIgoeQ09NUEFSRV9QUkVTRVRfUFJFVklPVVNfUEVSSU9EEAESIQodQ09NUEFSRV9QUkVTRVRfWUVBUl9PVkVSX1lFQVIQAjK8BAoMU3RhdHNTZXJ2aWNlEkAKBVF1ZXJ5EhouY3JtLnN0YXRzLnYxLlF1ZXJ5UmVxdWVzdBobLmNybS5zdGF0cy52MS5RdWVyeVJlc3BvbnNlEkMKBkZ1bm5lbBIbLmNybS5zdGF0cy52MS5GdW5uZWxSZXF1ZXN0GhwuY3JtLnN0YXRzLnYxLkZ1bm5lbFJlc3BvbnNlEj0KBFNpdGUSGS5jcm0uc3RhdHMudjEuU2l0ZVJlcXVlc3QaGi5jcm0uc3RhdHMudjEuU2l0ZVJlc3BvbnNlElUKDExpc3RTZWdtZW50cxIhLmNybS5zdGF0cy52MS5MaXN0U2VnbWVudHNSZXF1ZXN0GiIuY3JtLnN0YXRzLnYxLkxpc3RTZWdtZW50c1Jlc3BvbnNlElgKDUNyZWF0ZVNlZ21lbnQSIi5jcm0uc3RhdHMudjEuQ3JlYXRlU2VnbWVudFJlcXVlc3QaIy5jcm0uc3RhdHMudjEuQ3JlYXRlU2VnbWVudFJlc3BvbnNlElsKDlJlcGxhY2VTZWdtZW50EiMuY3JtLnN0YXRzLnYxLlJlcGxhY2VTZWdtZW50UmVxdWVzdBokLmNybS5zdGF0cy52MS5SZXBsYWNlU2VnbWVudFJlc3BvbnNlElgKDURlbGV0ZVNlZ21lbnQSIi5jcm0uc3RhdHMudjEuRGVsZXRlU2VnbWVudFJlcXVlc3QaIy5jcm0uc3RhdHMudjEuRGVsZXRlU2VnbWVudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+
+/**
+ * A named filter set: filters as the query takes them, a JSON list of
+ * [operator, dimension, values].
+ *
+ * @generated from message crm.stats.v1.Segment
+ */
+export type Segment = Message<"crm.stats.v1.Segment"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: google.protobuf.Value filters = 3;
+   */
+  filters?: Value | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.Segment.
+ * Use `create(SegmentSchema)` to create a new message.
+ */
+export const SegmentSchema: GenMessage<Segment> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 0);
+
+/**
+ * @generated from message crm.stats.v1.ListSegmentsRequest
+ */
+export type ListSegmentsRequest = Message<"crm.stats.v1.ListSegmentsRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+};
+
+/**
+ * Describes the message crm.stats.v1.ListSegmentsRequest.
+ * Use `create(ListSegmentsRequestSchema)` to create a new message.
+ */
+export const ListSegmentsRequestSchema: GenMessage<ListSegmentsRequest> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 1);
+
+/**
+ * @generated from message crm.stats.v1.ListSegmentsResponse
+ */
+export type ListSegmentsResponse = Message<"crm.stats.v1.ListSegmentsResponse"> & {
+  /**
+   * @generated from field: repeated crm.stats.v1.Segment segments = 1;
+   */
+  segments: Segment[];
+};
+
+/**
+ * Describes the message crm.stats.v1.ListSegmentsResponse.
+ * Use `create(ListSegmentsResponseSchema)` to create a new message.
+ */
+export const ListSegmentsResponseSchema: GenMessage<ListSegmentsResponse> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 2);
+
+/**
+ * The members of a segment body as sent, judged by the service (as QueryBody).
+ *
+ * @generated from message crm.stats.v1.SegmentBody
+ */
+export type SegmentBody = Message<"crm.stats.v1.SegmentBody"> & {
+  /**
+   * @generated from field: google.protobuf.Value name = 1;
+   */
+  name?: Value | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Value filters = 2;
+   */
+  filters?: Value | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.SegmentBody.
+ * Use `create(SegmentBodySchema)` to create a new message.
+ */
+export const SegmentBodySchema: GenMessage<SegmentBody> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 3);
+
+/**
+ * @generated from message crm.stats.v1.CreateSegmentRequest
+ */
+export type CreateSegmentRequest = Message<"crm.stats.v1.CreateSegmentRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: crm.stats.v1.SegmentBody body = 2;
+   */
+  body?: SegmentBody | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.CreateSegmentRequest.
+ * Use `create(CreateSegmentRequestSchema)` to create a new message.
+ */
+export const CreateSegmentRequestSchema: GenMessage<CreateSegmentRequest> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 4);
+
+/**
+ * @generated from message crm.stats.v1.ReplaceSegmentRequest
+ */
+export type ReplaceSegmentRequest = Message<"crm.stats.v1.ReplaceSegmentRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: crm.stats.v1.SegmentBody body = 3;
+   */
+  body?: SegmentBody | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.ReplaceSegmentRequest.
+ * Use `create(ReplaceSegmentRequestSchema)` to create a new message.
+ */
+export const ReplaceSegmentRequestSchema: GenMessage<ReplaceSegmentRequest> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 5);
+
+/**
+ * @generated from message crm.stats.v1.CreateSegmentResponse
+ */
+export type CreateSegmentResponse = Message<"crm.stats.v1.CreateSegmentResponse"> & {
+  /**
+   * @generated from field: crm.stats.v1.Segment segment = 1;
+   */
+  segment?: Segment | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.CreateSegmentResponse.
+ * Use `create(CreateSegmentResponseSchema)` to create a new message.
+ */
+export const CreateSegmentResponseSchema: GenMessage<CreateSegmentResponse> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 6);
+
+/**
+ * @generated from message crm.stats.v1.ReplaceSegmentResponse
+ */
+export type ReplaceSegmentResponse = Message<"crm.stats.v1.ReplaceSegmentResponse"> & {
+  /**
+   * @generated from field: crm.stats.v1.Segment segment = 1;
+   */
+  segment?: Segment | undefined;
+};
+
+/**
+ * Describes the message crm.stats.v1.ReplaceSegmentResponse.
+ * Use `create(ReplaceSegmentResponseSchema)` to create a new message.
+ */
+export const ReplaceSegmentResponseSchema: GenMessage<ReplaceSegmentResponse> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 7);
+
+/**
+ * @generated from message crm.stats.v1.DeleteSegmentRequest
+ */
+export type DeleteSegmentRequest = Message<"crm.stats.v1.DeleteSegmentRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message crm.stats.v1.DeleteSegmentRequest.
+ * Use `create(DeleteSegmentRequestSchema)` to create a new message.
+ */
+export const DeleteSegmentRequestSchema: GenMessage<DeleteSegmentRequest> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 8);
+
+/**
+ * @generated from message crm.stats.v1.DeleteSegmentResponse
+ */
+export type DeleteSegmentResponse = Message<"crm.stats.v1.DeleteSegmentResponse"> & {
+};
+
+/**
+ * Describes the message crm.stats.v1.DeleteSegmentResponse.
+ * Use `create(DeleteSegmentResponseSchema)` to create a new message.
+ */
+export const DeleteSegmentResponseSchema: GenMessage<DeleteSegmentResponse> = /*@__PURE__*/
+  messageDesc(file_crm_stats_v1_stats, 9);
 
 /**
  * @generated from message crm.stats.v1.QueryRequest
@@ -34,7 +240,7 @@ export type QueryRequest = Message<"crm.stats.v1.QueryRequest"> & {
  * Use `create(QueryRequestSchema)` to create a new message.
  */
 export const QueryRequestSchema: GenMessage<QueryRequest> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 0);
+  messageDesc(file_crm_stats_v1_stats, 10);
 
 /**
  * The members of the query body as the caller sent them. Each is the JSON
@@ -97,7 +303,7 @@ export type QueryBody = Message<"crm.stats.v1.QueryBody"> & {
  * Use `create(QueryBodySchema)` to create a new message.
  */
 export const QueryBodySchema: GenMessage<QueryBody> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 1);
+  messageDesc(file_crm_stats_v1_stats, 11);
 
 /**
  * A dimension of the query as understood: the dimension, and for an event
@@ -124,7 +330,7 @@ export type QueryDimension = Message<"crm.stats.v1.QueryDimension"> & {
  * Use `create(QueryDimensionSchema)` to create a new message.
  */
 export const QueryDimensionSchema: GenMessage<QueryDimension> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 2);
+  messageDesc(file_crm_stats_v1_stats, 12);
 
 /**
  * Local days, first and last inclusive, "YYYY-MM-DD".
@@ -148,7 +354,7 @@ export type Days = Message<"crm.stats.v1.Days"> & {
  * Use `create(DaysSchema)` to create a new message.
  */
 export const DaysSchema: GenMessage<Days> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 3);
+  messageDesc(file_crm_stats_v1_stats, 13);
 
 /**
  * @generated from message crm.stats.v1.DateRange
@@ -177,7 +383,7 @@ export type DateRange = Message<"crm.stats.v1.DateRange"> & {
  * Use `create(DateRangeSchema)` to create a new message.
  */
 export const DateRangeSchema: GenMessage<DateRange> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 4);
+  messageDesc(file_crm_stats_v1_stats, 14);
 
 /**
  * @generated from message crm.stats.v1.Filter
@@ -212,7 +418,7 @@ export type Filter = Message<"crm.stats.v1.Filter"> & {
  * Use `create(FilterSchema)` to create a new message.
  */
 export const FilterSchema: GenMessage<Filter> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 5);
+  messageDesc(file_crm_stats_v1_stats, 15);
 
 /**
  * @generated from message crm.stats.v1.Order
@@ -255,7 +461,7 @@ export type Order = Message<"crm.stats.v1.Order"> & {
  * Use `create(OrderSchema)` to create a new message.
  */
 export const OrderSchema: GenMessage<Order> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 6);
+  messageDesc(file_crm_stats_v1_stats, 16);
 
 /**
  * The compared range of include.compare.
@@ -286,7 +492,7 @@ export type Compare = Message<"crm.stats.v1.Compare"> & {
  * Use `create(CompareSchema)` to create a new message.
  */
 export const CompareSchema: GenMessage<Compare> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 7);
+  messageDesc(file_crm_stats_v1_stats, 17);
 
 /**
  * The query as understood, defaults filled in (order_by holds the ordering
@@ -373,7 +579,7 @@ export type Query = Message<"crm.stats.v1.Query"> & {
  * Use `create(QuerySchema)` to create a new message.
  */
 export const QuerySchema: GenMessage<Query> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 8);
+  messageDesc(file_crm_stats_v1_stats, 18);
 
 /**
  * A dimension's value; unset when the data does not know it (JSON null).
@@ -392,7 +598,7 @@ export type DimensionValue = Message<"crm.stats.v1.DimensionValue"> & {
  * Use `create(DimensionValueSchema)` to create a new message.
  */
 export const DimensionValueSchema: GenMessage<DimensionValue> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 9);
+  messageDesc(file_crm_stats_v1_stats, 19);
 
 /**
  * Revenue: each currency's sum of values in minor units, never added across
@@ -412,7 +618,7 @@ export type CurrencyAmounts = Message<"crm.stats.v1.CurrencyAmounts"> & {
  * Use `create(CurrencyAmountsSchema)` to create a new message.
  */
 export const CurrencyAmountsSchema: GenMessage<CurrencyAmounts> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 10);
+  messageDesc(file_crm_stats_v1_stats, 20);
 
 /**
  * @generated from message crm.stats.v1.MetricValue
@@ -443,7 +649,7 @@ export type MetricValue = Message<"crm.stats.v1.MetricValue"> & {
  * Use `create(MetricValueSchema)` to create a new message.
  */
 export const MetricValueSchema: GenMessage<MetricValue> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 11);
+  messageDesc(file_crm_stats_v1_stats, 21);
 
 /**
  * @generated from message crm.stats.v1.ResultRow
@@ -477,7 +683,7 @@ export type ResultRow = Message<"crm.stats.v1.ResultRow"> & {
  * Use `create(ResultRowSchema)` to create a new message.
  */
 export const ResultRowSchema: GenMessage<ResultRow> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 12);
+  messageDesc(file_crm_stats_v1_stats, 22);
 
 /**
  * @generated from message crm.stats.v1.Totals
@@ -494,7 +700,7 @@ export type Totals = Message<"crm.stats.v1.Totals"> & {
  * Use `create(TotalsSchema)` to create a new message.
  */
 export const TotalsSchema: GenMessage<Totals> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 13);
+  messageDesc(file_crm_stats_v1_stats, 23);
 
 /**
  * A number that may be unknown (JSON null).
@@ -513,7 +719,7 @@ export type OptionalNumber = Message<"crm.stats.v1.OptionalNumber"> & {
  * Use `create(OptionalNumberSchema)` to create a new message.
  */
 export const OptionalNumberSchema: GenMessage<OptionalNumber> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 14);
+  messageDesc(file_crm_stats_v1_stats, 24);
 
 /**
  * How a metric changed against the compared range; unset (JSON null) where
@@ -549,7 +755,7 @@ export type Change = Message<"crm.stats.v1.Change"> & {
  * Use `create(ChangeSchema)` to create a new message.
  */
 export const ChangeSchema: GenMessage<Change> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 15);
+  messageDesc(file_crm_stats_v1_stats, 25);
 
 /**
  * @generated from message crm.stats.v1.CurrencyChanges
@@ -566,7 +772,7 @@ export type CurrencyChanges = Message<"crm.stats.v1.CurrencyChanges"> & {
  * Use `create(CurrencyChangesSchema)` to create a new message.
  */
 export const CurrencyChangesSchema: GenMessage<CurrencyChanges> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 16);
+  messageDesc(file_crm_stats_v1_stats, 26);
 
 /**
  * @generated from message crm.stats.v1.Comparison
@@ -598,7 +804,7 @@ export type Comparison = Message<"crm.stats.v1.Comparison"> & {
  * Use `create(ComparisonSchema)` to create a new message.
  */
 export const ComparisonSchema: GenMessage<Comparison> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 17);
+  messageDesc(file_crm_stats_v1_stats, 27);
 
 /**
  * The instants of a realtime range, local times with their offset.
@@ -622,7 +828,7 @@ export type Times = Message<"crm.stats.v1.Times"> & {
  * Use `create(TimesSchema)` to create a new message.
  */
 export const TimesSchema: GenMessage<Times> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 18);
+  messageDesc(file_crm_stats_v1_stats, 28);
 
 /**
  * The compared range: local days, or for a realtime range its local times.
@@ -653,7 +859,7 @@ export type ComparedRange = Message<"crm.stats.v1.ComparedRange"> & {
  * Use `create(ComparedRangeSchema)` to create a new message.
  */
 export const ComparedRangeSchema: GenMessage<ComparedRange> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 19);
+  messageDesc(file_crm_stats_v1_stats, 29);
 
 /**
  * @generated from message crm.stats.v1.Meta
@@ -705,7 +911,7 @@ export type Meta = Message<"crm.stats.v1.Meta"> & {
  * Use `create(MetaSchema)` to create a new message.
  */
 export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 20);
+  messageDesc(file_crm_stats_v1_stats, 30);
 
 /**
  * @generated from message crm.stats.v1.QueryResponse
@@ -746,7 +952,7 @@ export type QueryResponse = Message<"crm.stats.v1.QueryResponse"> & {
  * Use `create(QueryResponseSchema)` to create a new message.
  */
 export const QueryResponseSchema: GenMessage<QueryResponse> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 21);
+  messageDesc(file_crm_stats_v1_stats, 31);
 
 /**
  * @generated from message crm.stats.v1.FunnelRequest
@@ -768,7 +974,7 @@ export type FunnelRequest = Message<"crm.stats.v1.FunnelRequest"> & {
  * Use `create(FunnelRequestSchema)` to create a new message.
  */
 export const FunnelRequestSchema: GenMessage<FunnelRequest> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 22);
+  messageDesc(file_crm_stats_v1_stats, 32);
 
 /**
  * The members of the funnel body as sent, judged by the service (as QueryBody).
@@ -807,7 +1013,7 @@ export type FunnelBody = Message<"crm.stats.v1.FunnelBody"> & {
  * Use `create(FunnelBodySchema)` to create a new message.
  */
 export const FunnelBodySchema: GenMessage<FunnelBody> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 23);
+  messageDesc(file_crm_stats_v1_stats, 33);
 
 /**
  * A step: a page view of a path (a * matches any run of characters), a
@@ -845,7 +1051,7 @@ export type FunnelStep = Message<"crm.stats.v1.FunnelStep"> & {
  * Use `create(FunnelStepSchema)` to create a new message.
  */
 export const FunnelStepSchema: GenMessage<FunnelStep> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 24);
+  messageDesc(file_crm_stats_v1_stats, 34);
 
 /**
  * @generated from message crm.stats.v1.FunnelStepResult
@@ -886,7 +1092,7 @@ export type FunnelStepResult = Message<"crm.stats.v1.FunnelStepResult"> & {
  * Use `create(FunnelStepResultSchema)` to create a new message.
  */
 export const FunnelStepResultSchema: GenMessage<FunnelStepResult> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 25);
+  messageDesc(file_crm_stats_v1_stats, 35);
 
 /**
  * @generated from message crm.stats.v1.FunnelResponse
@@ -910,7 +1116,7 @@ export type FunnelResponse = Message<"crm.stats.v1.FunnelResponse"> & {
  * Use `create(FunnelResponseSchema)` to create a new message.
  */
 export const FunnelResponseSchema: GenMessage<FunnelResponse> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 26);
+  messageDesc(file_crm_stats_v1_stats, 36);
 
 /**
  * @generated from message crm.stats.v1.SiteRequest
@@ -927,7 +1133,7 @@ export type SiteRequest = Message<"crm.stats.v1.SiteRequest"> & {
  * Use `create(SiteRequestSchema)` to create a new message.
  */
 export const SiteRequestSchema: GenMessage<SiteRequest> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 27);
+  messageDesc(file_crm_stats_v1_stats, 37);
 
 /**
  * A declared parameter of an event type.
@@ -953,7 +1159,7 @@ export type EventParam = Message<"crm.stats.v1.EventParam"> & {
  * Use `create(EventParamSchema)` to create a new message.
  */
 export const EventParamSchema: GenMessage<EventParam> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 28);
+  messageDesc(file_crm_stats_v1_stats, 38);
 
 /**
  * A declared event type, as the site manifest declares it.
@@ -1001,7 +1207,7 @@ export type EventType = Message<"crm.stats.v1.EventType"> & {
  * Use `create(EventTypeSchema)` to create a new message.
  */
 export const EventTypeSchema: GenMessage<EventType> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 29);
+  messageDesc(file_crm_stats_v1_stats, 39);
 
 /**
  * @generated from message crm.stats.v1.SiteResponse
@@ -1032,7 +1238,7 @@ export type SiteResponse = Message<"crm.stats.v1.SiteResponse"> & {
  * Use `create(SiteResponseSchema)` to create a new message.
  */
 export const SiteResponseSchema: GenMessage<SiteResponse> = /*@__PURE__*/
-  messageDesc(file_crm_stats_v1_stats, 30);
+  messageDesc(file_crm_stats_v1_stats, 40);
 
 /**
  * @generated from enum crm.stats.v1.Metric
@@ -1235,6 +1441,13 @@ export enum Dimension {
    * @generated from enum value: DIMENSION_EVENT_PROPS = 25;
    */
   EVENT_PROPS = 25,
+
+  /**
+   * The filter ["is", "segment", [ID, ...]]: the visits of saved segments.
+   *
+   * @generated from enum value: DIMENSION_SEGMENT = 26;
+   */
+  SEGMENT = 26,
 }
 
 /**
@@ -1436,6 +1649,49 @@ export const StatsService: GenService<{
     methodKind: "unary";
     input: typeof SiteRequestSchema;
     output: typeof SiteResponseSchema;
+  },
+  /**
+   * A site's segments, named filter sets (GET /stats/v1/segments), by name.
+   * Refusals: site_not_found.
+   *
+   * @generated from rpc crm.stats.v1.StatsService.ListSegments
+   */
+  listSegments: {
+    methodKind: "unary";
+    input: typeof ListSegmentsRequestSchema;
+    output: typeof ListSegmentsResponseSchema;
+  },
+  /**
+   * A new segment (POST /stats/v1/segments). Refusals: invalid_query (the
+   * name or filters at fault), segment_exists (ALREADY_EXISTS), site_not_found.
+   *
+   * @generated from rpc crm.stats.v1.StatsService.CreateSegment
+   */
+  createSegment: {
+    methodKind: "unary";
+    input: typeof CreateSegmentRequestSchema;
+    output: typeof CreateSegmentResponseSchema;
+  },
+  /**
+   * Replaces a segment's name and filters (PUT /stats/v1/segments/ID).
+   * Refusals as CreateSegment, and segment_not_found.
+   *
+   * @generated from rpc crm.stats.v1.StatsService.ReplaceSegment
+   */
+  replaceSegment: {
+    methodKind: "unary";
+    input: typeof ReplaceSegmentRequestSchema;
+    output: typeof ReplaceSegmentResponseSchema;
+  },
+  /**
+   * Removes a segment (DELETE /stats/v1/segments/ID). Refusals: segment_not_found.
+   *
+   * @generated from rpc crm.stats.v1.StatsService.DeleteSegment
+   */
+  deleteSegment: {
+    methodKind: "unary";
+    input: typeof DeleteSegmentRequestSchema;
+    output: typeof DeleteSegmentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_crm_stats_v1_stats, 0);

@@ -1,0 +1,120 @@
+/** The collection routes' schemas: page views, custom events, leads, and their answers. */
+import { type Json, ref } from "../components.ts";
+
+export const MARKETING_SCHEMAS: Record<string, Json> = {
+  ServerEvent: {
+    type: "object",
+    description: "A custom event from a server. Each field has a short alias (`n` for `name`...).",
+    properties: {
+      name: { type: "string", maxLength: 64 },
+      n: { type: "string" },
+      event_id: { type: "string", maxLength: 128 },
+      id: { type: "string" },
+      visitor_id: { type: ["string", "null"] },
+      vid: { type: ["string", "null"] },
+      session_id: { type: ["string", "null"] },
+      sid: { type: ["string", "null"] },
+      params: ref("Params"),
+      p: ref("Params"),
+      value: { type: "integer", minimum: 0, maximum: 1e12 },
+      val: { type: "integer", minimum: 0, maximum: 1e12 },
+      currency: { type: "string", pattern: "^[A-Za-z0-9]{1,10}$" },
+      cur: { type: "string" },
+      url: { type: "string" },
+      u: { type: "string" },
+    },
+    anyOf: [{ required: ["name"] }, { required: ["n"] }],
+  },
+  Params: {
+    type: "object",
+    description: "Event parameters; only declared ones are kept, each converted to its declared " +
+      "type: a string parameter takes any value (an object or a list as its JSON text), cut to " +
+      "500 characters; a number parameter a finite number up to 10^12, rounded to 4 decimals; " +
+      'a boolean parameter true, false, "true", "false", 1 or 0. A value its type does not ' +
+      "accept (null among them) is not stored; the event still is.",
+    additionalProperties: { description: "Any JSON value, converted by the parameter's type." },
+  },
+  BrowserEvent: {
+    type: "object",
+    description: "A custom event from a page (what crmTrack sends).",
+    required: ["n"],
+    properties: {
+      n: { type: "string" },
+      p: ref("Params"),
+      id: { type: "string" },
+      val: { type: "integer" },
+      cur: { type: "string" },
+      v: { type: ["string", "null"] },
+      s: { type: ["string", "null"] },
+      u: { type: "string" },
+    },
+  },
+  PageView: {
+    type: "object",
+    description: "A page view from the widget.",
+    required: ["u"],
+    properties: {
+      u: { type: "string", description: "Page URL" },
+      v: { type: ["string", "null"], description: "Visitor id" },
+      s: { type: ["string", "null"], description: "Session id" },
+      t: { type: "string", description: "Title" },
+      r: { type: "string", description: "Referrer" },
+      sw: { type: "number" },
+      sh: { type: "number" },
+      vw: { type: "number" },
+      vh: { type: "number" },
+      pr: { type: "number" },
+      l: { type: "string", description: "Browser language" },
+      tz: { type: "string", description: "Browser time zone" },
+      c: { type: "object", description: "Ad cookies", additionalProperties: { type: "string" } },
+      a: { type: "string", description: "Landing URL" },
+    },
+  },
+  Lead: {
+    type: "object",
+    description: "A lead; at least one of name, email, phone or message.",
+    properties: {
+      lead_id: { type: "string" },
+      id: { type: "string" },
+      form: { type: "string" },
+      name: { type: "string" },
+      email: { type: "string" },
+      phone: { type: "string" },
+      message: { type: "string" },
+      fields: { type: "object" },
+      visitor_id: { type: ["string", "null"] },
+      vid: { type: ["string", "null"] },
+      v: { type: ["string", "null"] },
+      session_id: { type: ["string", "null"] },
+      sid: { type: ["string", "null"] },
+      s: { type: ["string", "null"] },
+      url: { type: "string" },
+      u: { type: "string" },
+    },
+    anyOf: [
+      { required: ["name"] },
+      { required: ["email"] },
+      { required: ["phone"] },
+      { required: ["message"] },
+    ],
+  },
+  EventAccepted: {
+    type: "object",
+    required: ["ok", "duplicate"],
+    additionalProperties: false,
+    properties: {
+      ok: { type: "boolean" },
+      duplicate: { type: "boolean", description: "The event id was seen before; nothing stored." },
+    },
+  },
+  LeadAccepted: {
+    type: "object",
+    required: ["ok", "duplicate", "id"],
+    additionalProperties: false,
+    properties: {
+      ok: { type: "boolean" },
+      duplicate: { type: "boolean" },
+      id: { type: "string", description: "The stored lead's id." },
+    },
+  },
+};

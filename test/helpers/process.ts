@@ -191,12 +191,14 @@ export interface RunningProcess {
   kill(): Promise<void>;
 }
 
-/** Processes started by startService and not stopped yet. */
 /**
  * Reads a child's output as it comes (so the pipe never fills) and keeps its
  * last `chars` characters: what the child said, for an error message.
  */
-export function keepTail(stream: ReadableStream<Uint8Array>, chars: number): () => string {
+export function keepTail(
+  stream: ReadableStream<Uint8Array<ArrayBuffer>>,
+  chars: number,
+): () => string {
   let text = "";
   (async () => {
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
@@ -206,6 +208,7 @@ export function keepTail(stream: ReadableStream<Uint8Array>, chars: number): () 
   return () => text;
 }
 
+/** Processes started by startService and not stopped yet. */
 export const runningServices = new Set<RunningProcess>();
 
 /**

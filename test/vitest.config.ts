@@ -138,6 +138,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
+          // One module graph per worker, as for integration below.
+          isolate: false,
           include: UNIT,
           exclude: [...EXCLUDE, ...INTEGRATION_BESIDE_THE_CODE],
         },
@@ -146,6 +148,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: "integration",
+          // A worker runs its files one after another in one module graph: the system's modules
+          // load once per worker, not once per file (their import took 230 s of the level's
+          // 1,030 s of file time). Each file still starts its own systems, on databases and ports
+          // of their own; the system levels keep one graph per file.
+          isolate: false,
           include: ["test/**/*_test.ts", ...INTEGRATION_BESIDE_THE_CODE],
           // Every answer of a gateway is checked against its OpenAPI document.
           setupFiles: ["test/openapi_setup.ts"],

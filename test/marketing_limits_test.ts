@@ -2,7 +2,7 @@
  * The shared marketing limits: 120 requests per IP (the default) and a
  * number per site a minute across page views, events and leads, in-process
  * and (when REDIS_URL is set) in Redis, answered 429 rate_limit_exceeded.
- * The per-site limit is set to 600 here, not its default of 6000: the
+ * The per-site limit is set to 200 here, not its default of 6000: the
  * counting is the same for any limit, and each request stores a row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { roomInWindow } from "./helpers/content.ts";
 import { ManualClock } from "../services/lib/clock.ts";
 
 const COUNTERS = REDIS_URL ? ["in-process", "redis"] : ["in-process"];
-const PER_SITE = 600;
+const PER_SITE = 200;
 const PER_IP = 120;
 
 describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
@@ -72,7 +72,7 @@ describe.each(COUNTERS)("marketing limits with %s counters", (counters) => {
     clock.advance(60_000 - (clock.now() % 60_000) + 50);
     let sent = 0;
     const statuses = new Map<number, number>();
-    // 10 addresses of 60 requests each: under the per-IP limit, at the site limit.
+    // 10 addresses of 20 requests each: under the per-IP limit, at the site limit.
     const worker = async (w: number) => {
       for (let i = 0; i < PER_SITE / 10; i++) {
         const res = await beacon(sys, "/marketing/view", { u: "https://demo.example/" }, {

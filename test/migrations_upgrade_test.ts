@@ -2,13 +2,13 @@
  * An upgrade on real data: a database at the previous release's schema
  * (test/fixtures/previous-release.sql, made by that release's own code from
  * real requests) is migrated by today's services at start-up, on PGlite and
- * on Postgres, and then every stored row is read back through what users and
+ * on Postgres (one storage per run, SYSTEM_STORAGES), and then every stored row is read back through what users and
  * operators read: the analytics exports, the site export, the content API,
  * and the reports added since, over the old rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
-import { STORAGES } from "./helpers/env.ts";
+import { SYSTEM_STORAGES } from "./helpers/env.ts";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { freshPostgresUrl } from "./helpers/storage.ts";
 import { exported, type Json } from "./helpers/marketing.ts";
@@ -52,7 +52,7 @@ function counted(manifest: Json) {
   };
 }
 
-describe.each(STORAGES)("upgrading the previous release's database (%s)", (storage) => {
+describe.each(SYSTEM_STORAGES)("upgrading the previous release's database (%s)", (storage) => {
   let sys: TestSystem;
   let cleanup = async () => {};
 

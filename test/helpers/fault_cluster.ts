@@ -56,7 +56,9 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
   const fresh = await freshPostgresUrl();
   let toxiproxy: Toxiproxy | undefined;
   const sql = postgres(fresh.url, { max: 2, onnotice: () => {} });
+  let unregisterGateway = () => {};
   const close = async () => {
+    unregisterGateway();
     for (const running of runningServices) await running.stop();
     await toxiproxy?.stop();
     await sql.end({ timeout: 1 }).catch(() => {});
@@ -131,7 +133,7 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
     for (const name of SERVICES) await start(name);
     const imported = await runTask(["admin", "import", "test/fixtures/contract-example.json"], cli);
     expect(imported.code, imported.stderr).toBe(0);
-    registerGateway((await start("gateway")).url);
+    unregisterGateway = registerGateway((await start("gateway")).url);
     return {
       url: processes.gateway.url,
       processes,

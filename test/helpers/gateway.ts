@@ -27,10 +27,11 @@ export async function startGatewayReplica(
     clock: sys.system.platform.clock,
   });
   const gateway = await startGateway(platform, { host: "127.0.0.1", port: 0 });
-  registerGateway(gateway.url);
+  const unregister = registerGateway(gateway.url);
   return {
     url: gateway.url,
     async close() {
+      unregister();
       await gateway.close();
       await platform.close();
     },

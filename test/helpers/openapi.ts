@@ -233,7 +233,7 @@ export class OpenApiValidator {
 }
 
 let shared: OpenApiValidator | undefined;
-/** One validator per test file (compiling the schemas is the costly part). */
+/** One validator per worker (compiling the schemas is the costly part). */
 export function openApiValidator(): OpenApiValidator {
   return shared ??= new OpenApiValidator();
 }
@@ -241,9 +241,25 @@ export function openApiValidator(): OpenApiValidator {
 /** Origins of the gateways the helpers started; their answers are checked. */
 const gateways = new Set<string>();
 
-/** Checks every answer from this gateway from now on (the helpers that start one call it). */
-export function registerGateway(url: string): void {
-  gateways.add(new URL(url).origin);
+/**
+ * Checks every answer from this gateway until the returned function is
+ * called, which the helper that started it does when it stops: a worker runs
+ * many files, and a later one may get the port for a service that is no
+ * gateway.
+ */
+export function registerGateway(url: string): () => void {
+  const origin = new URL(url).origin;
+  gateways.add(origin);
+  return () => gateways.delete(origin);
+}
+
+const CHECKED = Symbol("checked against the OpenAPI document");
+
+/** globalThis.fetch, checked once however many test files of a worker ask for it. */
+export function checkFetchOfGateways(): void {
+  const current = globalThis.fetch as typeof fetch & { [CHECKED]?: true };
+  if (current[CHECKED]) return;
+  globalThis.fetch = Object.assign(checkedFetch(current), { [CHECKED]: true as const });
 }
 
 export class OpenApiMismatch extends Error {

@@ -136,13 +136,14 @@ export async function startTask(
     }
   })().catch(() => {});
   const url = /gateway listening on (\S+)/.exec(banner)![1];
-  registerGateway(url);
+  const unregister = registerGateway(url);
   return {
     url,
     banner,
     process: child,
     output: () => ({ stdout, stderr }),
     async stop() {
+      unregister();
       child.kill("SIGTERM");
       return (await child.status).code;
     },

@@ -110,7 +110,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     throw error;
   }
   const url = system.gateway.url;
-  registerGateway(url);
+  const unregister = registerGateway(url);
   return {
     url,
     databaseUrl: config.databaseUrl,
@@ -118,6 +118,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     system,
     get: (path, init) => fetch(url + path, init),
     async close() {
+      unregister();
       await system.close();
       await pg?.drop();
     },

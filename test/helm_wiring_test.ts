@@ -82,7 +82,14 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
         local: freePort(),
       });
     }
-    const secrets = new Map(of("Secret").map((s) => [s.metadata.name, s.stringData]));
+    const secrets = new Map(
+      of("Secret").map((s) => [
+        s.metadata.name,
+        Object.fromEntries(
+          Object.entries(s.data as Record<string, string>).map(([k, v]) => [k, atob(v)]),
+        ),
+      ]),
+    );
     const files = await Deno.makeTempDir({ prefix: "crm-wiring-" });
     cleanups.push(() => Deno.remove(files, { recursive: true }));
     /**
@@ -102,7 +109,7 @@ describe.runIf(DATABASE_URL && REDIS_URL && HELM)("the chart's wiring", () => {
       const secret = secrets.get(source.secret.name);
       expect(secret?.[key], `${path}: Secret ${source.secret.name} key ${key}`).toBeDefined();
       const local = `${files}/${container.name}-${file}`;
-      await Deno.writeTextFile(local, secret[key]);
+      await Deno.writeTextFile(local, secret![key]);
       return local;
     };
     const resolve = async (pod: Obj, container: Obj, listenOn?: number): Promise<Wired> => {

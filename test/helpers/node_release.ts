@@ -135,8 +135,8 @@ export class NodeRelease {
     );
   }
 
-  /** The admin token the release's Secret holds. */
-  async adminToken(): Promise<string> {
+  /** The release's Secret's settings, decoded. */
+  async secretSettings(): Promise<Record<string, string>> {
     const secret = await this.getJson([
       "get",
       "secret",
@@ -144,7 +144,14 @@ export class NodeRelease {
       this.namespace,
       `${this.name}-crm-connection`,
     ]);
-    return atob(secret.data["admin-token"]);
+    return Object.fromEntries(
+      Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, atob(v)]),
+    );
+  }
+
+  /** The admin token the release's Secret holds. */
+  async adminToken(): Promise<string> {
+    return (await this.secretSettings())["admin-token"];
   }
 
   /** The environment of `deno task admin` through the services' Services, with `token`. */

@@ -107,10 +107,13 @@ metadata:
 type: Opaque
 # The secret settings given as values, and the admin token generated once
 # when none is given (read back on every upgrade). Each pod mounts only its
-# own of them (crm.secretSettings).
-stringData:
+# own of them (crm.secretSettings). Written as data, not stringData: the
+# cluster folds stringData into data and an upgrade's patch never names
+# stringData's keys again, so a setting taken out (a retired
+# ADMIN_TOKEN_NEXT) would stay in the Secret.
+data:
   {{- range $key, $value := $kept }}
-  {{ $key }}: {{ $value | quote }}
+  {{ $key }}: {{ $value | b64enc | quote }}
   {{- end }}
 ---
 {{- end }}
@@ -128,8 +131,8 @@ metadata:
     helm.sh/hook-weight: "-10"
     helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 type: Opaque
-stringData:
-  database-url: {{ $g.postgres.url | quote }}
+data:
+  database-url: {{ $g.postgres.url | b64enc | quote }}
 ---
 {{- end }}
 apiVersion: batch/v1

@@ -127,8 +127,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores on CI. The system files load both cores and wait on real time: two at a time.
-    // `deno task test` asks for 4 (deno.json): its files mostly wait on Postgres and timers, and
-    // took 337 s with 4 workers against 454 s with 2 (6 were no faster).
+    // `deno task test` asks for 3 (deno.json): on two quiet cores, with a worker's files sharing
+    // one module graph, it took 84 and 87 s with 3 workers, 90 and 102 s with 4, 95 s with 6 and
+    // 96 s with 2 (its files use the cores, and a third worker fills their waits on timers).
     maxWorkers: 2,
     // Every run ends with its slowest files; .ci/run also records each file's time and fails a
     // unit-test file over 2 s (test/helpers/durations_reporter.ts).

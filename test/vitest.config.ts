@@ -90,7 +90,8 @@ function testFilesUnder(dir: string, keep: (text: string) => boolean): string[] 
  * or real socket servers, or run a code generator. Found by what they import, so a new one moves by
  * itself; the unit level keeps what runs in memory.
  */
-const WITH_STORAGE = /test\/helpers\/(storage|in_memory|system|stats_traffic)\.ts"/;
+const WITH_STORAGE =
+  /test\/helpers\/(storage|in_memory|system|stats_traffic|engine_questions)\.ts"/;
 const INTEGRATION_BESIDE_THE_CODE = [
   ...testFilesUnder("services", (text) => WITH_STORAGE.test(text)),
   // HTTP/1.1 servers fed large requests over real sockets, byte by byte.

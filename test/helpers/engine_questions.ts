@@ -5,7 +5,7 @@
  * with the reference engine's. Two files ask them so that each is a few
  * seconds of a worker, not one file of half a minute.
  */
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { Json } from "../../services/lib/stats/wire.ts";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { buildRollups, rollupSite } from "../../services/ingest/stats/rollups.ts";
@@ -27,16 +27,32 @@ const DAY_MS = 86_400_000;
 export const NOW = TRAFFIC_TO + 2 * DAY_MS;
 export const MONTH: Json = ["2026-10-01", "2026-10-31"];
 
-/** The site's traffic on a database of its own: 1,200 page views over the traffic's weeks. */
-export function engineDatabase(storage: StorageKind): Promise<FreshDatabase> {
-  return databaseWithTraffic(storage, {
-    siteId: SITE,
-    fromMs: TRAFFIC_FROM,
-    toMs: TRAFFIC_TO,
-    pageViews: 1200,
-    eventsPerView: 0.3,
-    seed: 7,
+/**
+ * The site's traffic on a database of its own (1,200 page views over the
+ * traffic's weeks) for the describe block that calls this: made before its
+ * tests, dropped after them. Its tests read `db` once it is made.
+ */
+export function engineDatabase(storage: StorageKind): { readonly db: Database } {
+  let fresh: FreshDatabase | undefined;
+  beforeAll(async () => {
+    fresh = await databaseWithTraffic(storage, {
+      siteId: SITE,
+      fromMs: TRAFFIC_FROM,
+      toMs: TRAFFIC_TO,
+      pageViews: 1200,
+      eventsPerView: 0.3,
+      seed: 7,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await fresh?.drop();
   });
+  return {
+    get db() {
+      if (!fresh) throw new Error("the engine's database is made before the tests, not yet");
+      return fresh.db;
+    },
+  };
 }
 
 export const QUERIES: Record<string, Json>[] = [

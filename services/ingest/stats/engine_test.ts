@@ -9,11 +9,9 @@
  * Like the integration files it runs on one storage in `deno task test` and
  * on the other in `deno task test:system` (SYSTEM_STORAGES).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SYSTEM_STORAGES } from "../../../test/helpers/env.ts";
 import { allPairs } from "../../../test/helpers/pairwise.ts";
-import type { FreshDatabase } from "../../../test/helpers/storage.ts";
-import type { Database } from "../../lib/db/mod.ts";
 import type { Json } from "../../lib/stats/wire.ts";
 import { funnelBodyOf, queryBodyOf } from "../../lib/stats/wire.ts";
 import { deleteVisitor } from "../erase.ts";
@@ -67,18 +65,10 @@ const REBUILT_PLAN = allPairs({
 });
 
 describe.each(SYSTEM_STORAGES)("the engine on %s", (storage) => {
-  let fresh: FreshDatabase;
-  let db: Database;
-
-  beforeAll(async () => {
-    fresh = await engineDatabase(storage);
-    db = fresh.db;
-  }, 120_000);
-  afterAll(async () => {
-    await fresh?.drop();
-  });
+  const engine = engineDatabase(storage);
 
   it("stays equal after late rows, a deletion, retention and the rebuild", async () => {
+    const { db } = engine;
     const zone = "Asia/Kathmandu";
     const afterChange = (change: number) =>
       CHANGE_PLAN.filter((row) => row.storage === storage && row.change === change);
@@ -124,6 +114,7 @@ describe.each(SYSTEM_STORAGES)("the engine on %s", (storage) => {
   }, 600_000);
 
   it("compares periods, lists time labels and counts funnels as the stored rows do", async () => {
+    const { db } = engine;
     await setZone(db, SITE, "America/New_York");
     await build(db);
     const store = new IngestStore(db);
@@ -173,6 +164,7 @@ describe.each(SYSTEM_STORAGES)("the engine on %s", (storage) => {
   }, 300_000);
 
   it("keeps a visit's attributes from its first page view and its exit from its last", async () => {
+    const { db } = engine;
     // A visit written last row first: each earlier page view takes the attributes over.
     const views = [...generateVisits({ ...lateTraffic(SITE), idPrefix: "order", pageViews: 30 })]
       .flat().flatMap((item) => item.kind === "view" ? [item] : [])

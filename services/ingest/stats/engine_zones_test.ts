@@ -10,11 +10,9 @@
  * on the other in `deno task test:system` (SYSTEM_STORAGES), each time with
  * all pairs of the rest. engine_test.ts changes the rows and asks again.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SYSTEM_STORAGES } from "../../../test/helpers/env.ts";
 import { allPairs } from "../../../test/helpers/pairwise.ts";
-import type { FreshDatabase } from "../../../test/helpers/storage.ts";
-import type { Database } from "../../lib/db/mod.ts";
 import {
   answersOf,
   setZone,
@@ -51,18 +49,10 @@ const ZONE_PLAN = allPairs(
 );
 
 describe.each(SYSTEM_STORAGES)("the engine on %s", (storage) => {
-  let fresh: FreshDatabase;
-  let db: Database;
-
-  beforeAll(async () => {
-    fresh = await engineDatabase(storage);
-    db = fresh.db;
-  }, 120_000);
-  afterAll(async () => {
-    await fresh?.drop();
-  });
+  const engine = engineDatabase(storage);
 
   it("answers every query as the stored rows do, with and without rollups", async () => {
+    const { db } = engine;
     const known = new Map<string, unknown>();
     const mine = ZONE_PLAN.filter((row) => row.storage === storage);
     const before: Record<string, number> = {};

@@ -73,9 +73,14 @@ describe.runIf(DATABASE_URL && REDIS_URL)("liveness on the event loop", () => {
   let drop: (() => Promise<void>) | undefined;
 
   afterAll(async () => {
+    // Every process is stopped, even after one of them died (a test says so with its log).
     for (const service of started) {
-      Deno.kill(service.pid, "SIGCONT");
-      await service.stop();
+      try {
+        Deno.kill(service.pid, "SIGCONT");
+        await service.stop();
+      } catch (error) {
+        console.log(`[liveness] ${service.url} was gone at the end: ${(error as Error).message}`);
+      }
     }
     await drop?.();
   });
@@ -100,7 +105,13 @@ describe.runIf(DATABASE_URL && REDIS_URL)("liveness on the event loop", () => {
     } finally {
       Deno.kill(content.pid, "SIGCONT");
     }
-    const resumed = await probedLiveness(address);
+    const resumed = await probedLiveness(address).catch((error) => {
+      throw new Error(
+        `no liveness after resuming: ${error.message}\ncontent's log:\n${
+          content.stderr().slice(-4000)
+        }`,
+      );
+    });
     if (resumed.failures.length > 0) {
       console.log(`[liveness] failed probes after resuming: ${resumed.failures.join("; ")}`);
     }

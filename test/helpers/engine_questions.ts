@@ -2,8 +2,8 @@
  * The engine's questions against the stored rows (services/ingest/stats/
  * engine_test.ts and engine_zones_test.ts): one site of generated traffic,
  * the queries, the ranges per zone, and the comparison of the engine's answer
- * with the reference engine's. Two files ask them so that each is a few
- * seconds of a worker, not one file of half a minute.
+ * with the reference engine's. Two files ask them, so that no one file holds
+ * a worker for half a minute at the end of a run.
  */
 import { afterAll, beforeAll, expect } from "vitest";
 import type { Json } from "../../services/lib/stats/wire.ts";

@@ -7,9 +7,9 @@
  * 2020-12, the dialect of OpenAPI 3.1).
  *
  * test/openapi_setup.ts wraps the global fetch of the integration and system
- * tests with checkedFetch, so every answer of a gateway that a helper
- * started (registerGateway) is checked, and a mismatch fails the test that
- * made the request.
+ * tests once per worker (checkFetchOfGateways), so every answer of a gateway
+ * that a helper started and has not stopped (registerGateway) is checked, and
+ * a mismatch fails the test that made the request.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
@@ -273,7 +273,7 @@ export class OpenApiMismatch extends Error {
  * fetch, with every answer of a registered gateway checked against the
  * document before it is handed back; a mismatch rejects with OpenApiMismatch.
  */
-export function checkedFetch(inner: typeof fetch): typeof fetch {
+function checkedFetch(inner: typeof fetch): typeof fetch {
   const checked = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const response = await inner(input, init);
     const url = input instanceof Request ? input.url : String(input);

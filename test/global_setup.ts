@@ -4,13 +4,16 @@
  * whole run fails here with one clear line, before any test could skip them.
  * It also makes the empty PGlite cluster every in-memory store of the run
  * starts from (helpers/pglite_template.ts) and, with Postgres, the migrated
- * database the systems of the run start from (helpers/migrated_template.ts).
+ * database the systems of the run start from (helpers/migrated_template.ts),
+ * and names the run, whose databases its teardown drops
+ * (helpers/run_databases.ts).
  */
 import { DATABASE_URL, REDIS_URL } from "./helpers/env.ts";
 import { openPostgres } from "../services/lib/db/postgres.ts";
 import { connectRedis } from "../services/lib/redis.ts";
 import { makeClusterTemplates } from "./helpers/pglite_template.ts";
 import { ensureMigratedTemplate } from "./helpers/migrated_template.ts";
+import { dropRunDatabases, dropStaleRunDatabases, startRun } from "./helpers/run_databases.ts";
 
 async function answers(setting: string, check: () => Promise<void>): Promise<void> {
   try {
@@ -20,7 +23,7 @@ async function answers(setting: string, check: () => Promise<void>): Promise<voi
   }
 }
 
-export async function setup(): Promise<void> {
+export async function setup(): Promise<() => Promise<void>> {
   if (DATABASE_URL) {
     await answers("DATABASE_URL", async () => {
       const db = await openPostgres(DATABASE_URL!);
@@ -34,9 +37,16 @@ export async function setup(): Promise<void> {
     });
   }
   await makeClusterTemplates();
-  if (DATABASE_URL) await ensureMigratedTemplate();
+  const run = startRun();
+  if (DATABASE_URL) {
+    await ensureMigratedTemplate();
+    await dropStaleRunDatabases();
+  }
   const servers = [DATABASE_URL && "postgres", REDIS_URL && "redis"].filter(Boolean);
   console.info(
     `integration servers: ${servers.length ? servers.join(", ") : "none (embedded only)"}`,
   );
+  return async () => {
+    if (DATABASE_URL) await dropRunDatabases(run);
+  };
 }

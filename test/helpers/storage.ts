@@ -3,13 +3,14 @@ import postgres from "postgres";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { openPglite } from "../../services/lib/db/pglite.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
-import { DATABASE_URL, type StorageKind, uniqueId } from "./env.ts";
+import { DATABASE_URL, type StorageKind } from "./env.ts";
 import {
   MIGRATED,
   useEmptyClusterTemplate,
   useMigratedClusterTemplate,
 } from "./pglite_template.ts";
 import { migratedTemplateName } from "./migrated_template.ts";
+import { dropTestDatabase, testDatabaseName } from "./run_databases.ts";
 
 export interface FreshDatabase {
   db: Database;
@@ -19,15 +20,15 @@ export interface FreshDatabase {
 }
 
 /**
- * A new Postgres database on the configured server, dropped afterwards:
- * empty, or with `migrated` a copy of the migrated template the run's global
- * setup made (helpers/migrated_template.ts).
+ * A new Postgres database on the configured server, dropped afterwards
+ * (helpers/run_databases.ts): empty, or with `migrated` a copy of the
+ * migrated template the run's global setup made (helpers/migrated_template.ts).
  */
 export async function freshPostgresUrl(
   options: { migrated?: boolean } = {},
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   if (!DATABASE_URL) throw new Error("DATABASE_URL is not set");
-  const name = uniqueId("crm_test_");
+  const name = testDatabaseName();
   const from = options.migrated ? ` template ${await migratedTemplateName()}` : "";
   const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
@@ -39,14 +40,7 @@ export async function freshPostgresUrl(
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    async drop() {
-      const again = postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
-      try {
-        await again.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await again.end();
-      }
-    },
+    drop: () => dropTestDatabase(name),
   };
 }
 

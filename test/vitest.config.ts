@@ -127,6 +127,9 @@ export default defineConfig({
     globalSetup: ["test/global_setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // `expect.poll` waits for what a system does in its own time (a page's script, a batch
+    // written); vitest's default of 1 s failed a passing page on two loaded cores.
+    expect: { poll: { timeout: 10_000 } },
     // Two cores on CI. The system files load both cores and wait on real time: two at a time.
     // `deno task test` asks for 3 (deno.json): on two quiet cores, with a worker's files sharing
     // one module graph, it took 84 and 87 s with 3 workers, 90 and 102 s with 4, 95 s with 6 and

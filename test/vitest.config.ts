@@ -30,6 +30,7 @@ const SYSTEM = [
   "test/service_admin_token_test.ts",
   "test/system/**/*_test.ts",
   "test/helm_test.ts",
+  "test/helm_wiring_test.ts",
   "test/alert_rules_test.ts",
   "test/telemetry_queries_test.ts",
   "test/image_test.ts",

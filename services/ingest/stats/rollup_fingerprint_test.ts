@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VisitDimension } from "../../lib/stats/vocabulary.ts";
-import { STORAGES } from "../../../test/helpers/env.ts";
+import { SYSTEM_STORAGES } from "../../../test/helpers/env.ts";
 import type { FreshDatabase } from "../../../test/helpers/storage.ts";
 import {
   answersOf,
@@ -145,7 +145,7 @@ const QUERIES: Record<string, Json>[] = [
   { metrics: ["events", "visitors"], dimensions: ["event:props:plan"], date_range: DAYS },
 ];
 
-describe.each(STORAGES)("rollups of other declarations, %s", (storage) => {
+describe.each(SYSTEM_STORAGES)("rollups of other declarations, %s", (storage) => {
   let fresh: FreshDatabase;
   let db: Database;
 

@@ -35,7 +35,7 @@ const view = (iso: string, visitor: string, path: string, referrer?: string): St
 /** The same storage for systems started one after another, or side by side on Postgres. */
 async function sharedStorage(storage: "pglite" | "postgres") {
   if (storage === "postgres") {
-    const pg = await freshPostgresUrl();
+    const pg = await freshPostgresUrl({ migrated: true });
     return { options: { storage, databaseUrl: pg.url } as TestSystemOptions, drop: pg.drop };
   }
   const dir = await Deno.makeTempDir({ prefix: "crm-mail-" });

@@ -230,7 +230,7 @@ describe.each(SYSTEM_STORAGES)("answers that ignore the database session's zone,
   beforeAll(async () => {
     let databaseUrl: string | undefined;
     if (storage === "postgres") {
-      const fresh = await freshPostgresUrl();
+      const fresh = await freshPostgresUrl({ migrated: true });
       dropDatabase = fresh.drop;
       databaseUrl = fresh.url;
       const admin = postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });

@@ -29,7 +29,7 @@ function postLead(sys: TestSystem, body: Json): Promise<Response> {
 /** The same storage for systems started one after another (or side by side on Postgres). */
 async function sharedStorage(storage: "pglite" | "postgres") {
   if (storage === "postgres") {
-    const pg = await freshPostgresUrl();
+    const pg = await freshPostgresUrl({ migrated: true });
     return { options: { storage, databaseUrl: pg.url }, drop: pg.drop };
   }
   const dir = await Deno.makeTempDir({ prefix: "crm-webhooks-" });

@@ -7,8 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestSystem, type TestSystem } from "./helpers/system.ts";
 import { type Browser, BROWSER_TESTS, launchBrowser, recordBeacons } from "./helpers/browser.ts";
 import { exportRows, waitForRows } from "./helpers/exports.ts";
+import { STORAGES } from "./helpers/env.ts";
 
 const DEMO = new URL("../services/cli/demo_site.json", import.meta.url);
+/**
+ * The run's server when it has one, as a cluster runs: the page's flow is this file's subject,
+ * not the storage (the browser tests of `deno task test:system` run on PGlite).
+ */
+const STORAGE = STORAGES[STORAGES.length - 1];
 const DESKTOP_CHROME =
   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36";
 
@@ -17,7 +23,11 @@ describe.skipIf(!BROWSER_TESTS)("the demo page", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    sys = await startTestSystem({ seed: await Deno.readTextFile(DEMO), demoPage: true });
+    sys = await startTestSystem({
+      storage: STORAGE,
+      seed: await Deno.readTextFile(DEMO),
+      demoPage: true,
+    });
     browser = await launchBrowser();
   });
   afterAll(async () => {
@@ -27,7 +37,7 @@ describe.skipIf(!BROWSER_TESTS)("the demo page", () => {
 
   it("is served only where the demo site is loaded", async () => {
     expect(sys.system.demoPageUrl).toBe(`${sys.url}/demo/`);
-    const other = await startTestSystem();
+    const other = await startTestSystem({ storage: STORAGE });
     try {
       expect(other.system.demoPageUrl).toBeUndefined();
       const missing = await other.get("/demo/");

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./helpers/longest_first.ts";
 
 /**
  * The test levels (docs/development.md, "Test levels"):
@@ -139,6 +140,8 @@ export default defineConfig({
     // Every run ends with its slowest files; .ci/run also records each file's time and fails a
     // unit-test file over 2 s (test/helpers/durations_reporter.ts).
     reporters: ["default", ROOT + "test/helpers/durations_reporter.ts"],
+    // The longest files first, also in a checkout that never ran (helpers/longest_first.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

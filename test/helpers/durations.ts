@@ -14,6 +14,13 @@ export interface FileDuration {
   state: string;
 }
 
+/** A run's figures over earlier ones: a file's new figures replace its old; the slowest first. */
+export function mergeDurations(earlier: FileDuration[], run: FileDuration[]): FileDuration[] {
+  const key = (f: FileDuration) => `${f.project}:${f.file}`;
+  const ran = new Set(run.map(key));
+  return [...earlier.filter((f) => !ran.has(key(f))), ...run].sort((a, b) => b.ms - a.ms);
+}
+
 /** A limit in milliseconds from a setting; undefined when unset or empty. */
 export function limitOf(setting: string | undefined): number | undefined {
   if (setting === undefined || setting.trim() === "") return undefined;

@@ -1,7 +1,9 @@
 /**
  * A vitest reporter that records how long each test file took: it prints the
  * slowest files after every run, writes every file's figures as JSON to
- * CRM_TEST_DURATIONS when that is set, and, when CRM_UNIT_FILE_LIMIT_MS is
+ * CRM_TEST_DURATIONS when that is set (keeping what the file holds of files
+ * this run did not run, so one file can hold both commands' runs: the order
+ * of helpers/longest_first.ts reads it), and, when CRM_UNIT_FILE_LIMIT_MS is
  * set (`.ci/run` sets 2000), fails the run for each unit-test file whose
  * tests and hooks took longer (durations.ts, `tooSlow`). A unit test has no
  * server to wait for, so a slow one is a test at the wrong level or a slow
@@ -13,7 +15,7 @@
  */
 import process from "node:process";
 import type { Reporter, TestModule } from "vitest/node";
-import { type FileDuration, limitOf, slowestLines, tooSlow } from "./durations.ts";
+import { type FileDuration, limitOf, mergeDurations, slowestLines, tooSlow } from "./durations.ts";
 
 function durationOf(module: TestModule, root: string): FileDuration {
   const d = module.diagnostic();
@@ -43,7 +45,11 @@ export default class DurationsReporter implements Reporter {
     if (files.length === 0) return;
     console.info(slowestLines(files, 5).join("\n"));
     const out = Deno.env.get("CRM_TEST_DURATIONS");
-    if (out) await Deno.writeTextFile(out, JSON.stringify(files, null, 2) + "\n");
+    if (out) {
+      const kept = await Deno.readTextFile(out).then(JSON.parse, () => []);
+      const merged = mergeDurations(Array.isArray(kept) ? kept : [], files);
+      await Deno.writeTextFile(out, JSON.stringify(merged, null, 2) + "\n");
+    }
     const limit = limitOf(Deno.env.get("CRM_UNIT_FILE_LIMIT_MS"));
     if (limit === undefined) return;
     const slow = tooSlow(files, "unit", limit);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type FileDuration, limitOf, slowestLines, tooSlow } from "./durations.ts";
+import { type FileDuration, limitOf, mergeDurations, slowestLines, tooSlow } from "./durations.ts";
 
 const file = (name: string, project: string, testsMs: number): FileDuration => ({
   file: name,
@@ -43,5 +43,19 @@ describe("test file durations", () => {
     expect(lines[1]).toMatch(/^ {2}30\.1 s {4}0\.1 s {3}30\.0 s {2}integration test\/b_test\.ts$/);
     expect(lines[2]).toContain("services/d_test.ts");
     expect(lines).toHaveLength(3);
+  });
+
+  it("keeps earlier figures of files a run did not run, and replaces those it ran", () => {
+    const earlier = [
+      file("test/b_test.ts", "integration", 30_000),
+      file("test/b_test.ts", "storages", 50_000),
+      file("services/a_test.ts", "unit", 1_000),
+    ];
+    const merged = mergeDurations(earlier, [file("test/b_test.ts", "integration", 12_000)]);
+    expect(merged.map((f) => [f.project, f.file, f.testsMs])).toEqual([
+      ["storages", "test/b_test.ts", 50_000],
+      ["integration", "test/b_test.ts", 12_000],
+      ["unit", "services/a_test.ts", 1_000],
+    ]);
   });
 });

@@ -181,6 +181,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "storages",
+          // The integration files again, on the other storage: one module graph per worker, as there.
+          isolate: false,
           include: POSTGRES ? perStorageFiles() : [],
           exclude: [...EXCLUDE, ...UNIT_UNDER_TEST, ...SYSTEM, ...NODE],
           setupFiles: ["test/openapi_setup.ts"],

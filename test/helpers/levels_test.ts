@@ -11,6 +11,7 @@ const EVERY_STORAGE: Record<string, string> = {
   "test/commands_test.ts": "system level (deno task test:system)",
   "test/manifest_import_interrupted_test.ts": "system level (deno task test:system)",
   "test/content_api_redis_failover_test.ts": "one storage, the last of STORAGES",
+  "test/demo_page_test.ts": "one storage, the last of STORAGES: the Chromium smoke test",
 };
 
 function testFiles(dir: URL, prefix: string): string[] {

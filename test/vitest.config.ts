@@ -160,7 +160,7 @@ export default defineConfig({
           // A worker runs its files one after another in one module graph: the system's modules
           // load once per worker, not once per file (their import took 230 s of the level's
           // 1,030 s of file time). Each file still starts its own systems, on databases and ports
-          // of their own; the system levels keep one graph per file.
+          // of their own. The system levels do the same.
           isolate: false,
           include: ["test/**/*_test.ts", ...INTEGRATION_BESIDE_THE_CODE],
           // Every answer of a gateway is checked against its OpenAPI document.
@@ -172,6 +172,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: "system",
+          // One graph per worker too: their subjects are processes and outside tools, which each
+          // file starts and stops itself, and the browser flows' systems load PGlite once.
+          isolate: false,
           include: [...SYSTEM, "clients/typescript/test/client_test.ts"],
           exclude: EXCLUDE,
           setupFiles: ["test/openapi_setup.ts"],

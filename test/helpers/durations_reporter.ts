@@ -46,7 +46,7 @@ export default class DurationsReporter implements Reporter {
     console.info(slowestLines(files, 5).join("\n"));
     const out = Deno.env.get("CRM_TEST_DURATIONS");
     if (out) {
-      const kept = await Deno.readTextFile(out).then(JSON.parse, () => []);
+      const kept = await Deno.readTextFile(out).then(JSON.parse).catch(() => []);
       const merged = mergeDurations(Array.isArray(kept) ? kept : [], files);
       await Deno.writeTextFile(out, JSON.stringify(merged, null, 2) + "\n");
     }

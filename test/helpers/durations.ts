@@ -14,11 +14,13 @@ export interface FileDuration {
   state: string;
 }
 
+/** What tells a file's figures apart: a file runs in several projects. */
+export const durationKey = (f: { project: string; file: string }) => `${f.project}:${f.file}`;
+
 /** A run's figures over earlier ones: a file's new figures replace its old; the slowest first. */
 export function mergeDurations(earlier: FileDuration[], run: FileDuration[]): FileDuration[] {
-  const key = (f: FileDuration) => `${f.project}:${f.file}`;
-  const ran = new Set(run.map(key));
-  return [...earlier.filter((f) => !ran.has(key(f))), ...run].sort((a, b) => b.ms - a.ms);
+  const ran = new Set(run.map(durationKey));
+  return [...earlier.filter((f) => !ran.has(durationKey(f))), ...run].sort((a, b) => b.ms - a.ms);
 }
 
 /** A limit in milliseconds from a setting; undefined when unset or empty. */

@@ -13,13 +13,13 @@
  * costs time.
  */
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import type { FileDuration } from "./durations.ts";
+import { durationKey, type FileDuration } from "./durations.ts";
 
 const RECORDED = new URL("../durations.json", import.meta.url);
 
 /** Recorded durations by file (relative to the root) and project. */
 export function recordedDurations(files: FileDuration[]): Map<string, number> {
-  return new Map(files.map((f) => [`${f.project}:${f.file}`, f.ms]));
+  return new Map(files.map((f) => [durationKey(f), f.ms]));
 }
 
 function readRecorded(): Map<string, number> {
@@ -63,7 +63,7 @@ export default class LongestFirst extends BaseSequencer {
       const file = spec.moduleId.startsWith(root)
         ? spec.moduleId.slice(root.length)
         : spec.moduleId;
-      return this.#recorded.get(`${spec.project.name}:${file}`) ?? 0;
+      return this.#recorded.get(durationKey({ project: spec.project.name, file })) ?? 0;
     };
     return Promise.resolve(longestFirst(files, (spec) => ({
       groupOrder: spec.project.config.sequence.groupOrder,

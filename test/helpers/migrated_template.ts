@@ -11,11 +11,11 @@
  * code that applies them, so a changed migration makes a new template and an
  * old one is never used for it.
  */
-import postgres from "postgres";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
 import { migrate } from "../../services/lib/db/migrate.ts";
 import { SCHEMAS } from "../../services/cli/schemas.ts";
 import { DATABASE_URL, uniqueId } from "./env.ts";
+import { adminConnection } from "./run_databases.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -58,8 +58,6 @@ export function migratedTemplateName(): Promise<string> {
   return name;
 }
 
-const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-
 /**
  * Makes this run's template unless it exists, and drops templates of other
  * migrations. Safe when two runs start at once: each migrates a database of
@@ -67,7 +65,7 @@ const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {}, connec
  */
 export async function ensureMigratedTemplate(): Promise<string> {
   const template = await migratedTemplateName();
-  const sql = admin();
+  const sql = adminConnection();
   try {
     const stale = await sql<{ datname: string }[]>`
       SELECT datname FROM pg_database

@@ -12,7 +12,7 @@
  * A run's databases carry its id (`crm_test_<run>_…`), which the global setup
  * sets (CRM_TEST_RUN) before the workers start, so the teardown drops its own
  * run's databases and never another's running beside it. Outside a run (the
- * benchmarks) a drop is awaited, as before.
+ * benchmarks) a drop is awaited.
  */
 import postgres from "postgres";
 import process from "node:process";
@@ -23,7 +23,9 @@ const PREFIX = "crm_test_";
 /** A run's databases left after this long belong to a run that was killed. */
 const STALE_AFTER_MS = 12 * 60 * 60 * 1000;
 
-const admin = () => postgres(DATABASE_URL!, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+/** One connection to the configured server's maintenance database, for creating and dropping. */
+export const adminConnection = () =>
+  postgres(DATABASE_URL!, { max: 1, onnotice: () => {}, connect_timeout: 5 });
 
 /** Starts a run: its id, which the workers it starts read from the environment. */
 export function startRun(now = Date.now()): string {
@@ -40,11 +42,23 @@ export function testDatabaseName(): string {
   return uniqueId(run ? `${PREFIX}${run}_` : PREFIX);
 }
 
+/** Makes a new database, empty or a copy of `template`, and gives its name. */
+export async function createTestDatabase(template?: string): Promise<string> {
+  const name = testDatabaseName();
+  const sql = adminConnection();
+  try {
+    await sql.unsafe(`create database ${name}${template ? ` template ${template}` : ""}`);
+  } finally {
+    await sql.end();
+  }
+  return name;
+}
+
 async function dropDatabases(names: string[]): Promise<void> {
   if (names.length === 0) return;
   // One connection per drop: the drops wait on their checkpoints together.
   await Promise.all(names.map(async (name) => {
-    const sql = admin();
+    const sql = adminConnection();
     try {
       await sql.unsafe(`drop database if exists ${name} with (force)`);
     } finally {
@@ -65,35 +79,31 @@ export async function dropTestDatabase(name: string): Promise<void> {
   });
 }
 
-/** The run's databases that are left, dropped at once (the global teardown). */
-export async function dropRunDatabases(run: string): Promise<number> {
-  const sql = admin();
-  let names: string[];
+/** The server's databases whose names are LIKE `pattern`. */
+async function databasesLike(pattern: string): Promise<string[]> {
+  const sql = adminConnection();
   try {
     const rows = await sql<{ datname: string }[]>`
-      SELECT datname FROM pg_database WHERE datname LIKE ${`${PREFIX}${run}\\_%`}`;
-    names = rows.map((row) => row.datname);
+      SELECT datname FROM pg_database WHERE datname LIKE ${pattern}`;
+    return rows.map((row) => row.datname);
   } finally {
     await sql.end();
   }
+}
+
+/** The run's databases that are left, dropped at once (the global teardown). */
+export async function dropRunDatabases(run: string): Promise<number> {
+  const names = await databasesLike(`${PREFIX}${run}\\_%`);
   await dropDatabases(names);
   return names.length;
 }
 
 /** Drops the databases of runs that started over STALE_AFTER_MS ago and were killed. */
 export async function dropStaleRunDatabases(now = Date.now()): Promise<number> {
-  const sql = admin();
-  let names: string[];
-  try {
-    const rows = await sql<{ datname: string }[]>`
-      SELECT datname FROM pg_database WHERE datname LIKE ${`${PREFIX}r%\\_%`}`;
-    names = rows.map((row) => row.datname).filter((name) => {
-      const started = runStartOf(name);
-      return started !== undefined && now - started > STALE_AFTER_MS;
-    });
-  } finally {
-    await sql.end();
-  }
+  const names = (await databasesLike(`${PREFIX}r%\\_%`)).filter((name) => {
+    const started = runStartOf(name);
+    return started !== undefined && now - started > STALE_AFTER_MS;
+  });
   await dropDatabases(names);
   return names.length;
 }

@@ -1,5 +1,4 @@
 /** A fresh, empty database of either kind for one test file. */
-import postgres from "postgres";
 import type { Database } from "../../services/lib/db/mod.ts";
 import { openPglite } from "../../services/lib/db/pglite.ts";
 import { openPostgres } from "../../services/lib/db/postgres.ts";
@@ -10,7 +9,7 @@ import {
   useMigratedClusterTemplate,
 } from "./pglite_template.ts";
 import { migratedTemplateName } from "./migrated_template.ts";
-import { dropTestDatabase, testDatabaseName } from "./run_databases.ts";
+import { createTestDatabase, dropTestDatabase } from "./run_databases.ts";
 
 export interface FreshDatabase {
   db: Database;
@@ -28,14 +27,9 @@ export async function freshPostgresUrl(
   options: { migrated?: boolean } = {},
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   if (!DATABASE_URL) throw new Error("DATABASE_URL is not set");
-  const name = testDatabaseName();
-  const from = options.migrated ? ` template ${await migratedTemplateName()}` : "";
-  const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    await admin.unsafe(`create database ${name}${from}`);
-  } finally {
-    await admin.end();
-  }
+  const name = await createTestDatabase(
+    options.migrated ? await migratedTemplateName() : undefined,
+  );
   const url = new URL(DATABASE_URL);
   url.pathname = `/${name}`;
   return {

@@ -133,9 +133,10 @@ export default defineConfig({
     // written); vitest's default of 1 s failed a passing page on two loaded cores.
     expect: { poll: { timeout: 10_000 } },
     // Two cores on CI. The system files load both cores and wait on real time: two at a time.
-    // `deno task test` asks for 3 (deno.json): on two quiet cores, with a worker's files sharing
-    // one module graph, it took 84 and 87 s with 3 workers, 90 and 102 s with 4, 95 s with 6 and
-    // 96 s with 2 (its files use the cores, and a third worker fills their waits on timers).
+    // `deno task test` asks for 4 (deno.json): its longest files, which start first, wait on
+    // timers, a mail server and Chromium, and the other workers fill the cores meanwhile. On two
+    // quiet cores it took 67 to 73 s with 4 workers, 77 to 80 s with 3, 68 s with 5 and 73 s
+    // with 6 (more workers load more module graphs); on cores 1.5 times slower, 3 and 4 were even.
     maxWorkers: 2,
     // Every run ends with its slowest files; .ci/run also records each file's time and fails a
     // unit-test file over 2 s (test/helpers/durations_reporter.ts).

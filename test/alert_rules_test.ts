@@ -313,6 +313,17 @@ function alertRules(): Json[] {
   ].flatMap((g: Json) => g.rules).filter((r: Json) => r.alert);
 }
 
+/**
+ * One SLO's groups of the SLO rules (its SLI recordings, meta recordings and
+ * alerts; sloth names each group after the SLO), which read no other SLO's
+ * series.
+ */
+function sloRuleGroups(slo: string): Json[] {
+  return parse(Deno.readTextFileSync(SLO_RULES)).groups.filter((g: Json) =>
+    g.name.endsWith(`-crm-${slo}`)
+  );
+}
+
 /** The alerting rules of alerts.yaml (the causes, the missing data, the Jobs). */
 function causeRules(): Json[] {
   return parse(Deno.readTextFileSync(ALERT_RULES)).groups.flatMap((g: Json) => g.rules);
@@ -362,37 +373,44 @@ describe.runIf(haveTools("promtool"))("the alert rules", () => {
   it("fire on series that should fire them and stay quiet on series that should not", async () => {
     const dir = await Deno.makeTempDir({ prefix: "crm-rules-" });
     try {
-      const tests = withAnnotations([...sloTests(slos), ...causeTests()]);
-      // The day-long cases (the retention alerts) in a file of their own, evaluated every 10
-      // minutes and without the SLO rules, which would make them slow for nothing.
-      const long = tests.filter((t) => t.interval === LONG_INTERVAL);
-      const write = async (name: string, rules: URL[], interval: string, cases: Json[]) => {
+      const write = async (name: string, document: Json) => {
         const file = `${dir}/${name}`;
-        await Deno.writeTextFile(
-          file,
-          stringify({
-            rule_files: rules.map((r) => r.pathname),
-            evaluation_interval: interval,
-            tests: cases,
-          }),
-        );
+        await Deno.writeTextFile(file, stringify(document));
         return file;
       };
+      const testFile = (name: string, rules: string[], interval: string, cases: Json[]) =>
+        write(name, { rule_files: rules, evaluation_interval: interval, tests: cases });
+      // Each SLO's cases beside its own rules only: promtool evaluates every rule of a file at
+      // every step of every case, and an SLO's rules read no other SLO's series. Together the
+      // files hold every group of the SLO rules.
+      const groups = slos.map((slo) => sloRuleGroups(slo.name));
+      for (const [i, slo] of slos.entries()) expect(groups[i], slo.name).toHaveLength(3);
+      expect(groups.flat()).toHaveLength(parse(Deno.readTextFileSync(SLO_RULES)).groups.length);
+      const perSlo = slos.map((slo) => withAnnotations(sloTests([slo])));
+      const causes = withAnnotations(causeTests());
+      // The day-long cases (the retention alerts) in a file of their own, evaluated every 10
+      // minutes.
+      const long = causes.filter((t) => t.interval === LONG_INTERVAL);
       const files = [
-        await write(
-          "rules_test.yaml",
-          [SLO_RULES, ALERT_RULES],
+        ...await Promise.all(slos.map(async (slo, i) => {
+          const rules = await write(`${slo.name}.yaml`, { groups: groups[i] });
+          return testFile(`${slo.name}_test.yaml`, [rules], "1m", perSlo[i]);
+        })),
+        await testFile(
+          "causes_test.yaml",
+          [ALERT_RULES.pathname],
           "1m",
-          tests.filter((t) => !long.includes(t)),
+          causes.filter((t) => !long.includes(t)),
         ),
-        await write("day_rules_test.yaml", [ALERT_RULES], LONG_INTERVAL, long),
+        await testFile("day_causes_test.yaml", [ALERT_RULES.pathname], LONG_INTERVAL, long),
       ];
+      const tests = [...perSlo.flat(), ...causes];
       const tested = await promtool(["test", "rules", ...files]);
       expect(tested.code, tested.stdout + tested.stderr).toBe(0);
       const alerts = new Set(tests.flatMap((t) => t.alert_rule_test.map((a: Json) => a.alertname)));
       // Every alert of alerts.yaml is tested, firing and quiet.
-      const causes = new Set(causeRules().map((r) => r.alert as string));
-      for (const alert of causes) {
+      const causeAlerts = new Set(causeRules().map((r) => r.alert as string));
+      for (const alert of causeAlerts) {
         const cases = tests.filter((t) => t.alert_rule_test[0].alertname === alert);
         expect(cases.some((t) => t.alert_rule_test[0].exp_alerts.length > 0), alert).toBe(true);
         expect(cases.some((t) => t.alert_rule_test[0].exp_alerts.length === 0), alert).toBe(true);
@@ -400,7 +418,7 @@ describe.runIf(haveTools("promtool"))("the alert rules", () => {
       console.log(
         `[promtool test rules] ${tests.length} cases over ${alerts.size} alerts ` +
           `(${slos.length} SLOs: page and ticket fire, ticket alone, quiet, beside a healthy ` +
-          `release; ${causes.size} cause and missing-data alerts: fire, quiet): ` +
+          `release; ${causeAlerts.size} cause and missing-data alerts: fire, quiet): ` +
           `${tested.stdout.trim().split("\n").at(-1)}`,
       );
     } finally {

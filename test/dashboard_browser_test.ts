@@ -21,6 +21,7 @@ import { storeRows } from "./helpers/stats.ts";
 import { card, listRows, seriousViolations, settled, signIn } from "./helpers/dashboard.ts";
 import { demoKeys } from "../services/cli/system.ts";
 import { formatChange, formatMetric } from "../dashboard/src/format.ts";
+import { REFRESH_MS } from "../dashboard/src/store.ts";
 
 const UPDATE = Deno.env.get("UPDATE_SCREENSHOTS") === "1";
 const SHOTS = UPDATE
@@ -629,6 +630,8 @@ describe.runIf(BROWSER_TESTS)("the dashboard", () => {
     "shows current visitors and the live view, refreshed without reloading, and not while hidden",
     async () => {
       const page = await newPage();
+      // The page's clock flows, and the test moves it on past a refresh instead of waiting.
+      await page.clock.install();
       let asked = 0;
       page.on("request", (r) => {
         if (r.url().includes("/stats/v1/")) asked++;
@@ -662,6 +665,7 @@ describe.runIf(BROWSER_TESTS)("the dashboard", () => {
         body: { u: "https://demo.example/blog", v: "v-live", s: "s-live" },
       }]);
       expect(await current()).toBe(before + 1);
+      await page.clock.runFor(REFRESH_MS);
       await expect.poll(shown, { timeout: 30_000, interval: 250 }).toBe(
         formatMetric("visitors", before + 1),
       );
@@ -679,7 +683,9 @@ describe.runIf(BROWSER_TESTS)("the dashboard", () => {
         document.dispatchEvent(new Event("visibilitychange"));
       });
       const whileHidden = asked;
-      await page.waitForTimeout(12_000); // longer than one refresh (10 s)
+      await page.clock.runFor(REFRESH_MS + 2_000);
+      // A refresh would have made the page busy and asked; settled waits for it to be quiet.
+      await settled(page);
       expect(asked).toBe(whileHidden);
       await page.evaluate(() => {
         Object.defineProperty(document, "hidden", { configurable: true, get: () => false });

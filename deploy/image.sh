@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deno task image: builds localhost/crm:dev from deploy/Containerfile with
-# podman. The base is the official Deno image when it can be pulled, else
-# one made locally from the same Deno release (deploy/base.sh); CRM_IMAGE_BASE
-# names another.
+# podman, and keeps its build stage as localhost/crm-build:dev, the cache of
+# the next build. The base is the official Deno image when it can be pulled,
+# else one made locally from the same Deno release (deploy/base.sh);
+# CRM_IMAGE_BASE names another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DENO_VERSION=2.9.6
@@ -19,10 +20,15 @@ if [ -z "$base" ]; then
   fi
 fi
 revision=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-podman build --quiet --network host \
-  --build-arg "BASE=$base" --build-arg "REVISION=$revision" \
-  -f deploy/Containerfile -t "$TAG" . >/dev/null
-# The build stage and the previous build of the tag are left untagged: drop them.
+build() {
+  podman build --quiet --network host --build-arg "BASE=$base" -f deploy/Containerfile "$@" . >/dev/null
+}
+# The build stage under a tag of its own (TAG's name with -build): its layers are the cache of
+# the next build, which then installs the dependencies again only when deno.json or deno.lock
+# changed, and builds nothing when the code did not change.
+build --target build -t "${TAG%:*}-build:${TAG##*:}"
+build --label "org.opencontainers.image.revision=$revision" -t "$TAG"
+# The previous builds of both tags are left untagged: drop them.
 podman image prune -f >/dev/null
 size=$(podman image inspect "$TAG" --format '{{.Size}}')
 echo "built $TAG from $base ($((size / 1000000)) MB)"

@@ -1,14 +1,19 @@
 /**
  * One empty PGlite cluster for the whole run: `test/global_setup.ts` makes
  * its files once (PGlite's initdb, 4 to 5 s on two busy cores) and keeps
- * them under node_modules/.cache, named by the PGlite version; every test
- * process that opens an in-memory store loads a copy (about 1 s) instead of
- * running initdb again. Without the file (a run that skipped the global
- * setup), every in-memory store runs initdb.
+ * them in the user's cache folder (`~/.cache/crm-tests`), named by the
+ * PGlite version; every test process that opens an in-memory store loads a
+ * copy (about 1 s) instead of running initdb again. Without the file (a run
+ * that skipped the global setup), every in-memory store runs initdb.
  *
  * Beside it, a migrated cluster (`memory://migrated`): every service's
  * migrations applied once, where a store would otherwise apply them on
  * every open (several seconds in PGlite).
+ *
+ * The files are named by what they hold, so every checkout of the machine
+ * shares them, as the Postgres template is shared in its server: a new
+ * clone's first run does not wait for them. A migrated cluster no run used
+ * for a day is removed (runs of other migrations may be using theirs).
  */
 import {
   emptyClusterFiles,
@@ -26,18 +31,30 @@ async function pgliteVersion(): Promise<string> {
   return String(config.imports["@electric-sql/pglite"]).replace(/^npm:@electric-sql\/pglite@/, "");
 }
 
-async function templatePath(kind: "empty" | "migrated"): Promise<string> {
-  const name = kind === "empty" ? "empty" : await migratedTemplateName();
-  return new URL(
-    `node_modules/.cache/crm-tests/pglite-${await pgliteVersion()}-${name}.tar`,
-    ROOT,
-  ).pathname;
+/** `$XDG_CACHE_HOME/crm-tests`, `~/.cache/crm-tests`, or the checkout's node_modules/.cache. */
+function cacheFolder(): string {
+  const home = Deno.env.get("HOME");
+  const base = Deno.env.get("XDG_CACHE_HOME") ||
+    (home ? `${home}/.cache` : new URL("node_modules/.cache", ROOT).pathname);
+  return `${base}/crm-tests`;
 }
 
-/** Writes the files at `path` unless they are there; aside and renamed, so a reader never meets half a file. */
+async function templatePath(kind: "empty" | "migrated"): Promise<string> {
+  const name = kind === "empty" ? "empty" : await migratedTemplateName();
+  return `${cacheFolder()}/pglite-${await pgliteVersion()}-${name}.tar`;
+}
+
+const UNUSED_FOR_MS = 24 * 3600_000;
+
+/**
+ * Writes the files at `path` unless they are there (then marks them used);
+ * aside and renamed, so a reader never meets half a file.
+ */
 async function keep(path: string, make: () => Promise<Blob>): Promise<void> {
   try {
     await Deno.stat(path);
+    const now = new Date();
+    await Deno.utime(path, now, now).catch(() => {});
     return;
   } catch { /* not made yet */ }
   const files = new Uint8Array(await (await make()).arrayBuffer());
@@ -57,9 +74,12 @@ export async function makeClusterTemplates(): Promise<void> {
   const migrated = await templatePath("migrated");
   const folder = migrated.replace(/\/[^/]+$/, "");
   for await (const entry of Deno.readDir(folder)) {
-    const stale = /^pglite-.*-crm_tpl_[0-9a-f]+\.tar$/.test(entry.name) &&
-      `${folder}/${entry.name}` !== migrated;
-    if (stale) await Deno.remove(`${folder}/${entry.name}`).catch(() => {});
+    const path = `${folder}/${entry.name}`;
+    if (!/^pglite-.*-crm_tpl_[0-9a-f]+\.tar$/.test(entry.name) || path === migrated) continue;
+    const used = (await Deno.stat(path).catch(() => undefined))?.mtime?.getTime();
+    if (used !== undefined && Date.now() - used > UNUSED_FOR_MS) {
+      await Deno.remove(path).catch(() => {});
+    }
   }
   await useEmptyClusterTemplate();
   await keep(await templatePath("migrated"), () =>

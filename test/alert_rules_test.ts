@@ -314,14 +314,12 @@ function alertRules(): Json[] {
 }
 
 /**
- * One SLO's groups of the SLO rules (its SLI recordings, meta recordings and
- * alerts; sloth names each group after the SLO), which read no other SLO's
- * series.
+ * One SLO's groups of the SLO rules' `groups` (its SLI recordings, meta
+ * recordings and alerts; sloth names each group after the SLO), which read no
+ * other SLO's series.
  */
-function sloRuleGroups(slo: string): Json[] {
-  return parse(Deno.readTextFileSync(SLO_RULES)).groups.filter((g: Json) =>
-    g.name.endsWith(`-crm-${slo}`)
-  );
+function sloRuleGroups(groups: Json[], slo: string): Json[] {
+  return groups.filter((g: Json) => g.name.endsWith(`-crm-${slo}`));
 }
 
 /** The alerting rules of alerts.yaml (the causes, the missing data, the Jobs). */
@@ -383,9 +381,10 @@ describe.runIf(haveTools("promtool"))("the alert rules", () => {
       // Each SLO's cases beside its own rules only: promtool evaluates every rule of a file at
       // every step of every case, and an SLO's rules read no other SLO's series. Together the
       // files hold every group of the SLO rules.
-      const groups = slos.map((slo) => sloRuleGroups(slo.name));
+      const sloGroups: Json[] = parse(Deno.readTextFileSync(SLO_RULES)).groups;
+      const groups = slos.map((slo) => sloRuleGroups(sloGroups, slo.name));
       for (const [i, slo] of slos.entries()) expect(groups[i], slo.name).toHaveLength(3);
-      expect(groups.flat()).toHaveLength(parse(Deno.readTextFileSync(SLO_RULES)).groups.length);
+      expect(groups.flat()).toHaveLength(sloGroups.length);
       const perSlo = slos.map((slo) => withAnnotations(sloTests([slo])));
       const causes = withAnnotations(causeTests());
       // The day-long cases (the retention alerts) in a file of their own, evaluated every 10

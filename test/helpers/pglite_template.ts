@@ -12,8 +12,9 @@
  *
  * The files are named by what they hold, so every checkout of the machine
  * shares them, as the Postgres template is shared in its server: a new
- * clone's first run does not wait for them. A migrated cluster no run used
- * for a day is removed (runs of other migrations may be using theirs).
+ * clone's first run does not wait for them. A cluster no run used for a day
+ * (of other migrations or another PGlite version) is removed; not at once,
+ * since a run of other migrations may be using its own.
  */
 import {
   emptyClusterFiles,
@@ -70,19 +71,21 @@ async function keep(path: string, make: () => Promise<Blob>): Promise<void> {
  * their fingerprint as the Postgres template is: helpers/migrated_template.ts).
  */
 export async function makeClusterTemplates(): Promise<void> {
-  await keep(await templatePath("empty"), emptyClusterFiles);
+  const empty = await templatePath("empty");
+  await keep(empty, emptyClusterFiles);
   const migrated = await templatePath("migrated");
   const folder = migrated.replace(/\/[^/]+$/, "");
   for await (const entry of Deno.readDir(folder)) {
     const path = `${folder}/${entry.name}`;
-    if (!/^pglite-.*-crm_tpl_[0-9a-f]+\.tar$/.test(entry.name) || path === migrated) continue;
+    const ours = /^pglite-.*\.tar(\.\d+\.partial)?$/.test(entry.name);
+    if (!ours || path === migrated || path === empty) continue;
     const used = (await Deno.stat(path).catch(() => undefined))?.mtime?.getTime();
     if (used !== undefined && Date.now() - used > UNUSED_FOR_MS) {
       await Deno.remove(path).catch(() => {});
     }
   }
   await useEmptyClusterTemplate();
-  await keep(await templatePath("migrated"), () =>
+  await keep(migrated, () =>
     preparedClusterFiles(async (db) => {
       for (const { schema, migrations } of SCHEMAS) await migrate(db, schema, migrations);
     }));
